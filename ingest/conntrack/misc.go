@@ -1,0 +1,330 @@
+package conntrack
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parseMisc handles the small line formats: conntrack -S,
+// /proc/net/stat/nf_conntrack, conntrack -C, sysctl output and kernel logs.
+func parseMisc(r io.Reader, f Format, o Options, h Handler) error {
+	lr := newLineReader(r)
+	skip := func(line int, reason string) {
+		if s, ok := h.(Skipper); ok {
+			s.Skipped(line, reason)
+		}
+	}
+	var header [][]byte // /proc/net/stat column names
+	row := 0
+	var lim *Limits
+	flushLimits := func() error {
+		if lim == nil {
+			return nil
+		}
+		l := lim
+		lim = nil
+		if err := h.Limits(l); err != nil {
+			return fmt.Errorf("line %d: %w", l.Line, err)
+		}
+		return nil
+	}
+	for {
+		raw, err := lr.read()
+		if err == io.EOF {
+			return flushLimits()
+		}
+		if err != nil {
+			return fmt.Errorf("read line %d: %w", lr.lineNo+1, err)
+		}
+		ln, off := lr.lineNo, lr.off
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 {
+			continue
+		}
+		if f != FormatKernelLog {
+			if i, msg, harmless := findTrailer(line); i == 0 {
+				if harmless {
+					skip(ln, "conntrack trailer: "+string(msg))
+				} else {
+					h.Bad(ln, off, "conntrack error message: "+excerpt(msg), excerpt(line))
+				}
+				continue
+			}
+		}
+		var reason string
+		var herr error
+		switch f {
+		case FormatStats:
+			s, r := parseStatsLine(line)
+			if reason = r; r == "" {
+				s.Line = int64(ln)
+				herr = h.Stat(s)
+			}
+		case FormatProcStat:
+			if bytes.HasPrefix(line, []byte("entries")) {
+				header = bytes.Fields(line)
+				row = 0
+				skip(ln, "header")
+				continue
+			}
+			if header == nil {
+				reason = "data row before the \"entries ...\" header"
+				break
+			}
+			vals := bytes.Fields(line)
+			if len(vals) != len(header) {
+				reason = fmt.Sprintf("%d values for %d columns", len(vals), len(header))
+				break
+			}
+			s := &Stat{Format: FormatProcStat, CPU: sql.Null[int64]{V: int64(row), Valid: true}, Line: int64(ln)}
+			for i, v := range vals {
+				n, err := strconv.ParseUint(string(v), 16, 64)
+				if err != nil || n > 1<<63-1 {
+					reason = fmt.Sprintf("bad hex value %q for %s", v, header[i])
+					break
+				}
+				name := string(header[i])
+				if fp := s.field(name); fp != nil {
+					*fp = sql.Null[int64]{V: int64(n), Valid: true}
+				} else {
+					if s.Other == nil {
+						s.Other = map[string]int64{}
+					}
+					s.Other[name] = int64(n)
+				}
+			}
+			if reason == "" {
+				row++
+				herr = h.Stat(s)
+			}
+		case FormatCount:
+			n, ok := parseUint(line, 1<<63-1)
+			if !ok {
+				reason = fmt.Sprintf("conntrack -C: not a number: %q", excerpt(line))
+				break
+			}
+			herr = h.Limits(&Limits{Format: FormatCount, Count: sql.Null[int64]{V: int64(n), Valid: true}, Line: int64(ln)})
+		case FormatSysctl:
+			name, val, r := splitSysctl(line)
+			if r != "" {
+				reason = r
+				break
+			}
+			short, ok := conntrackSysctl(name)
+			if !ok {
+				skip(ln, "not a conntrack sysctl: "+name)
+				continue
+			}
+			if lim != nil {
+				if _, dup := lim.Settings[short]; dup {
+					// a second snapshot in the same file
+					if err := flushLimits(); err != nil {
+						return err
+					}
+				}
+			}
+			if lim == nil {
+				lim = &Limits{Format: FormatSysctl, Settings: map[string]string{}, Line: int64(ln)}
+			}
+			if fp := lim.field(short); fp != nil {
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil {
+					reason = fmt.Sprintf("bad value %q for %s", val, name)
+					break
+				}
+				*fp = sql.Null[int64]{V: n, Valid: true}
+			}
+			lim.Settings[short] = val
+		case FormatKernelLog:
+			k, r, relevant := parseKernelLine(line, o)
+			if !relevant {
+				skip(ln, "not a conntrack kernel message")
+				continue
+			}
+			if reason = r; r == "" {
+				k.Raw, k.Line = string(line), int64(ln)
+				herr = h.KernelEvent(k)
+			}
+		default:
+			return fmt.Errorf("%w %q", ErrUnknownFormat, string(f))
+		}
+		if reason != "" {
+			h.Bad(ln, off, reason, excerpt(line))
+		}
+		if herr != nil {
+			return fmt.Errorf("line %d: %w", ln, herr)
+		}
+	}
+}
+
+// parseStatsLine parses one line of conntrack -S:
+// "cpu=0   \tfound=0 invalid=0 insert=0 insert_failed=0 drop=0 ...".
+func parseStatsLine(line []byte) (*Stat, string) {
+	s := &Stat{Format: FormatStats}
+	n := 0
+	for _, tok := range bytes.Fields(line) {
+		eq := bytes.IndexByte(tok, '=')
+		if eq <= 0 {
+			return nil, fmt.Sprintf("unexpected token %q (want name=value)", tok)
+		}
+		k, v := tok[:eq], tok[eq+1:]
+		val, ok := parseUint(v, 1<<63-1)
+		if !ok {
+			return nil, fmt.Sprintf("bad %s= value %q", k, v)
+		}
+		if string(k) == "cpu" {
+			if s.CPU.Valid {
+				return nil, "duplicate cpu="
+			}
+			s.CPU = sql.Null[int64]{V: int64(val), Valid: true}
+			continue
+		}
+		n++
+		name := string(k)
+		if fp := s.field(name); fp != nil {
+			if fp.Valid {
+				return nil, fmt.Sprintf("duplicate %s=", k)
+			}
+			*fp = sql.Null[int64]{V: int64(val), Valid: true}
+		} else {
+			if s.Other == nil {
+				s.Other = map[string]int64{}
+			}
+			s.Other[name] = int64(val)
+		}
+	}
+	if n == 0 {
+		return nil, "no counters"
+	}
+	return s, ""
+}
+
+// splitSysctl splits "net.netfilter.nf_conntrack_max = 262144",
+// "net.netfilter.nf_conntrack_max=262144",
+// "/proc/sys/net/netfilter/nf_conntrack_max:262144" (grep . /proc/sys/...) or
+// "/proc/sys/net/netfilter/nf_conntrack_max 262144" into a dotted name and value.
+func splitSysctl(line []byte) (name, val string, reason string) {
+	s := string(line)
+	if strings.HasPrefix(s, "sysctl: ") {
+		return "", "", "sysctl error: " + s
+	}
+	var i int
+	if j := strings.Index(s, " = "); j > 0 {
+		name, val = s[:j], s[j+3:]
+	} else if i = strings.IndexAny(s, "=: \t"); i > 0 {
+		name, val = s[:i], strings.TrimLeft(s[i+1:], " \t=:")
+	} else {
+		return "", "", "not a sysctl line (want name = value)"
+	}
+	name = strings.TrimSpace(name)
+	val = strings.TrimSpace(val)
+	name = strings.TrimPrefix(name, "/proc/sys/")
+	if strings.Contains(name, "/") {
+		name = strings.ReplaceAll(name, "/", ".")
+	}
+	if name == "" || strings.ContainsAny(name, " \t") {
+		return "", "", "not a sysctl line (want name = value)"
+	}
+	return name, val, ""
+}
+
+// conntrackSysctl maps a dotted sysctl name to the short conntrack name.
+func conntrackSysctl(name string) (string, bool) {
+	switch {
+	case name == "net.nf_conntrack_max":
+		return "nf_conntrack_max", true
+	case strings.HasPrefix(name, "net.netfilter."):
+		return strings.TrimPrefix(name, "net.netfilter."), true
+	}
+	return "", false
+}
+
+// parseKernelLine recognises the conntrack kernel messages:
+//
+//	nf_conntrack: table full, dropping packet
+//	nf_conntrack: nf_conntrack: table full in netns 4026532177, dropping packet
+//	nf_conntrack: expectation table full
+//
+// behind an optional prefix: dmesg "[  720.861746] ", dmesg -T
+// "[Sat Nov 21 04:25:10 2026] ", journalctl short-iso
+// "2026-11-21T04:25:10+0000 host kernel: " or syslog "Nov 21 04:25:10 host kernel: ".
+func parseKernelLine(line []byte, o Options) (*KernelEvent, string, bool) {
+	i := bytes.Index(line, []byte("nf_conntrack: "))
+	if i < 0 {
+		return nil, "", false
+	}
+	msg := line[i:]
+	k := &KernelEvent{Format: FormatKernelLog, Message: string(msg)}
+	switch {
+	case bytes.Contains(msg, []byte("expectation table full")):
+		k.Kind = "expect_table_full"
+	case bytes.Contains(msg, []byte("table full")):
+		k.Kind = "table_full"
+	default:
+		return nil, "", false
+	}
+	if j := bytes.Index(msg, []byte("in netns ")); j >= 0 {
+		rest := msg[j+len("in netns "):]
+		e := 0
+		for e < len(rest) && rest[e] >= '0' && rest[e] <= '9' {
+			e++
+		}
+		n, ok := parseUint(rest[:e], 1<<63-1)
+		if !ok {
+			return nil, fmt.Sprintf("bad netns %q", rest), true
+		}
+		k.Netns = sql.Null[int64]{V: int64(n), Valid: true}
+	}
+	prefix := bytes.TrimSpace(line[:i])
+	if err := kernelPrefix(prefix, k, o); err != "" {
+		return nil, err, true
+	}
+	return k, "", true
+}
+
+func kernelPrefix(p []byte, k *KernelEvent, o Options) string {
+	// journalctl / syslog: "<time> <host> kernel: [uptime]"
+	if j := bytes.Index(p, []byte(" kernel:")); j >= 0 {
+		ts := string(bytes.TrimSpace(p[:j]))
+		if sp := strings.LastIndexByte(ts, ' '); sp > 0 {
+			ts = ts[:sp] // drop the host name
+		}
+		var t time.Time
+		var err error
+		for _, layout := range []string{"2006-01-02T15:04:05-0700", "2006-01-02T15:04:05.999999999-0700",
+			time.RFC3339Nano, "2006-01-02T15:04:05Z07:00"} {
+			if t, err = time.Parse(layout, ts); err == nil {
+				break
+			}
+		}
+		if err == nil {
+			k.At = sql.Null[time.Time]{V: t.UTC(), Valid: true}
+		} else if _, err2 := time.Parse(time.Stamp, ts); err2 != nil {
+			return fmt.Sprintf("unrecognised log time %q", ts)
+		}
+		// syslog without year: At stays NULL, the raw line keeps the time
+		p = bytes.TrimSpace(p[j+len(" kernel:"):])
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	if p[0] != '[' || p[len(p)-1] != ']' {
+		return fmt.Sprintf("unrecognised log prefix %q", p)
+	}
+	in := bytes.TrimSpace(p[1 : len(p)-1])
+	if f, err := strconv.ParseFloat(string(in), 64); err == nil && f >= 0 {
+		k.UptimeS = sql.Null[float64]{V: f, Valid: true}
+		return ""
+	}
+	t, err := time.ParseInLocation(time.ANSIC, string(in), o.Location)
+	if err != nil {
+		return fmt.Sprintf("unrecognised log prefix %q", p)
+	}
+	k.At = sql.Null[time.Time]{V: t.UTC(), Valid: true}
+	return ""
+}
