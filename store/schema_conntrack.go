@@ -25,7 +25,7 @@ func tupleColumns(dir, desc string) []Column {
 		{Name: dir + "_icmp_id", Type: "INTEGER", Doc: "ICMP/ICMPv6 identifier (id= inside the tuple) of the " + desc + " tuple."},
 		{Name: dir + "_packets", Type: "BIGINT", Doc: "packets= of the " + desc + " direction; NULL unless accounting (net.netfilter.nf_conntrack_acct=1) was on."},
 		{Name: dir + "_bytes", Type: "BIGINT", Doc: "bytes= of the " + desc + " direction; NULL unless accounting was on."},
-		{Name: dir + "_zone", Type: "INTEGER", Doc: "Directional conntrack zone of the " + desc + " tuple (zone printed inside the tuple, zone-orig=/zone-reply=, --orig-zone/--reply-zone); NULL when not directional."},
+		{Name: dir + "_zone", Type: "BIGINT", Doc: "Directional conntrack zone of the " + desc + " tuple (zone printed inside the tuple, zone-orig=/zone-reply=, --orig-zone/--reply-zone); NULL when not directional."},
 	}
 }
 
@@ -43,7 +43,7 @@ func entryColumns() []Column {
 	cols = append(cols,
 		Column{Name: "flags", Type: "VARCHAR[]", Doc: "Status flags, normalised across formats: ASSURED, UNREPLIED, OFFLOAD, HW_OFFLOAD ([ASSURED] in text, <assured/> in XML, -u ...ASSURED in save; UNREPLIED = SEEN_REPLY not set). Empty list when none. Use list_contains(flags, 'ASSURED')."},
 		Column{Name: "mark", Type: "BIGINT", Doc: "Connection mark (mark=); NULL when not printed."},
-		Column{Name: "zone", Type: "INTEGER", Doc: "Conntrack zone (zone= after the tuples, -w in save); NULL when not printed (conntrack -L omits zone 0, /proc prints zone=0)."},
+		Column{Name: "zone", Type: "BIGINT", Doc: "Conntrack zone (zone= after the tuples, -w in save); NULL when not printed (conntrack -L omits zone 0, /proc prints zone=0)."},
 		Column{Name: "use", Type: "BIGINT", Doc: "Reference count (use=)."},
 		Column{Name: "id", Type: "BIGINT", Doc: "Conntrack id (id=, printed by -o id and XML); NULL when not printed."},
 		Column{Name: "delta_time_s", Type: "BIGINT", Doc: "Age of the entry in seconds (delta-time=, <deltatime>), printed when net.netfilter.nf_conntrack_timestamp=1."},
@@ -82,7 +82,7 @@ var conntrackStatsTable = Table{
 		"since boot, per network namespace: compare snapshots (captured_at) to get rates. A table-full drop shows as drop.",
 	Columns: append(conntrackLeadingColumns("counters"),
 		Column{Name: "format", Type: "VARCHAR", Doc: "conntrack-S or proc-stat."},
-		Column{Name: "cpu", Type: "INTEGER", Doc: "CPU number (cpu= of conntrack -S; row index of /proc/net/stat/nf_conntrack, which is the CPU number on machines without CPU-number holes). NULL for a total line without cpu=."},
+		Column{Name: "cpu", Type: "BIGINT", Doc: "CPU number (cpu= of conntrack -S; row index of /proc/net/stat/nf_conntrack, which is the CPU number on machines without CPU-number holes). NULL for a total line without cpu=."},
 		Column{Name: "entries", Type: "BIGINT", Doc: "Entries in the table (/proc and old conntrack -S only; the same global value on every CPU row: do not sum it)."},
 		Column{Name: "searched", Type: "BIGINT", Doc: "Hash lookups (old kernels only)."},
 		Column{Name: "found", Type: "BIGINT", Doc: "Lookups that found an entry."},
@@ -166,4 +166,11 @@ var kernelEventsTable = Table{
 		Column{Name: "raw", Type: "VARCHAR", Doc: "The whole log line."},
 		Column{Name: "source_line", Type: "BIGINT", Doc: "1-based line in source_file."},
 	),
+}
+
+// ConntrackTables returns the conntrack tables in documentation order
+// (entries, events, stats, limits, kernel events). The ingest/conntrack tests
+// use it to check that record Values() match the columns.
+func ConntrackTables() []Table {
+	return []Table{conntrackEntriesTable, conntrackEventsTable, conntrackStatsTable, conntrackLimitsTable, kernelEventsTable}
 }

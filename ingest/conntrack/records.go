@@ -168,10 +168,16 @@ type Stat struct {
 
 // Values returns the column values of conntrack_stats in table order,
 // EXCLUDING the leading columns node, captured_at and source_file.
+// The MAP column (other) is a map[any]any or nil: wrap it as duckdb.Map
+// before appending.
 func (s *Stat) Values() []any {
 	var other any
 	if len(s.Other) > 0 {
-		other = s.Other
+		m := make(map[any]any, len(s.Other))
+		for k, v := range s.Other {
+			m[k] = v
+		}
+		other = m
 	}
 	return []any{string(s.Format), nv(s.CPU), nv(s.Entries), nv(s.Searched), nv(s.Found), nv(s.New),
 		nv(s.Invalid), nv(s.Ignore), nv(s.Delete), nv(s.DeleteList), nv(s.Insert), nv(s.InsertFailed),
@@ -265,10 +271,16 @@ type Limits struct {
 
 // Values returns the column values of conntrack_limits in table order,
 // EXCLUDING the leading columns node, captured_at and source_file.
+// The MAP column (settings) is a map[any]any or nil: wrap it as duckdb.Map
+// before appending.
 func (l *Limits) Values() []any {
 	var settings any
 	if len(l.Settings) > 0 {
-		settings = l.Settings
+		m := make(map[any]any, len(l.Settings))
+		for k, v := range l.Settings {
+			m[k] = v
+		}
+		settings = m
 	}
 	return []any{string(l.Format), nv(l.Max), nv(l.Count), nv(l.Buckets), nv(l.ExpectMax), nv(l.Acct),
 		nv(l.Timestamp), nv(l.Events), nv(l.Checksum), nv(l.LogInvalid), nv(l.TCPLoose),
