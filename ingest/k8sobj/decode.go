@@ -258,14 +258,15 @@ func (d *decoder) jsonStream(t *tracker) error {
 	js := &jsonState{d: d, t: t}
 	js.restart(t.pos)
 	for {
-		tok, err := js.dec.Token()
+		before := js.abs()
+		tok, err := js.token()
 		if err == io.EOF {
 			if rerr := t.readErr(); rerr != nil {
 				return fmt.Errorf("reading %s line %d: %w", d.name, t.line(t.end()), rerr)
 			}
 			return nil
 		}
-		var start int64
+		start := before
 		if err == nil {
 			start = js.abs() - 1
 			t.mark(start)
@@ -296,9 +297,47 @@ type jsonState struct {
 	t    *tracker
 	dec  *json.Decoder
 	base int64 // input offset where dec started
+
+	lastTokenAt int64 // input offset before the last Token call
+}
+
+// token is dec.Token remembering where it started.
+func (js *jsonState) token() (json.Token, error) {
+	js.lastTokenAt = js.abs()
+	return js.dec.Token()
 }
 
 func (js *jsonState) abs() int64 { return js.base + js.dec.InputOffset() }
+
+// posError is a syntax error inside a value read with Decode, whose offset is relative to the value.
+type posError struct {
+	at  int64
+	err error
+}
+
+func (e *posError) Error() string { return e.err.Error() }
+func (e *posError) Unwrap() error { return e.err }
+
+// decode is dec.Decode with syntax error offsets made absolute.
+func (js *jsonState) decode(v any) error {
+	from := js.abs()
+	err := js.dec.Decode(v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// The offsets of Decode's syntax errors count all values this decoder scanned so far;
+		// find the position by scanning the value again on its own.
+		rest := js.t.slice(from, js.t.end())
+		skip := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n:,"))
+		var raw json.RawMessage
+		err2 := json.NewDecoder(bytes.NewReader(rest[skip:])).Decode(&raw)
+		at := from + int64(skip)
+		if errors.As(err2, &se) {
+			at += se.Offset
+		}
+		return &posError{at: at, err: err}
+	}
+	return err
+}
 
 func (js *jsonState) restart(off int64) {
 	js.t.pos = off
@@ -323,9 +362,16 @@ func (js *jsonState) failed(err error, start int64) (bool, error) {
 		return true, nil
 	}
 	var se *json.SyntaxError
+	var pe *posError
 	at := js.abs()
-	if errors.As(err, &se) {
-		at = js.base + se.Offset
+	if errors.As(err, &pe) {
+		at = pe.at
+	} else if errors.As(err, &se) {
+		// A Token error: its offset is not reliable, but the bad byte is at or just after where
+		// the token starts.
+		at = js.lastTokenAt
+		rest := t.slice(at, t.end())
+		at += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n:,")))
 	}
 	if at < start {
 		at = start
@@ -335,8 +381,14 @@ func (js *jsonState) failed(err error, start int64) (bool, error) {
 	}
 	d.bad(t.line(at), at, fmt.Sprintf("invalid JSON at line %d (value starts at line %d): %v", t.line(at), t.line(start), err), t.excerpt(max(at-40, start), excerptLen))
 	// Resume at the first line starting with { or [ from the line of the error on, but after start.
+	if start < t.winOff {
+		start = t.winOff
+	}
 	from := at
-	for from > start+1 && t.slice(from-1, from)[0] != '\n' {
+	for from > start+1 {
+		if b := t.slice(from-1, from); len(b) == 1 && b[0] == '\n' {
+			break
+		}
 		from--
 	}
 	if from <= start {
@@ -357,13 +409,13 @@ func (js *jsonState) topObject(start int64) error {
 	isList := false
 	var hasType, hasObject bool
 	for js.dec.More() {
-		kt, err := js.dec.Token()
+		kt, err := js.token()
 		if err != nil {
 			return err
 		}
 		key, _ := kt.(string)
 		if key == "items" {
-			tok, err := js.dec.Token()
+			tok, err := js.token()
 			if err != nil {
 				return err
 			}
@@ -381,7 +433,7 @@ func (js *jsonState) topObject(start int64) error {
 			continue
 		}
 		var raw json.RawMessage
-		if err := js.dec.Decode(&raw); err != nil {
+		if err := js.decode(&raw); err != nil {
 			return err
 		}
 		switch key {
@@ -395,7 +447,7 @@ func (js *jsonState) topObject(start int64) error {
 			hasObject = true
 		}
 	}
-	if _, err := js.dec.Token(); err != nil {
+	if _, err := js.token(); err != nil {
 		return err
 	}
 	end := js.abs()
@@ -416,7 +468,7 @@ func (js *jsonState) topObject(start int64) error {
 func (js *jsonState) items(start int64, lc *listContext) error {
 	for js.dec.More() {
 		var raw json.RawMessage
-		if err := js.dec.Decode(&raw); err != nil {
+		if err := js.decode(&raw); err != nil {
 			return err
 		}
 		end := js.abs()
@@ -427,7 +479,7 @@ func (js *jsonState) items(start int64, lc *listContext) error {
 		}
 		js.t.mark(end)
 	}
-	_, err := js.dec.Token()
+	_, err := js.token()
 	return err
 }
 
