@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -31,6 +32,8 @@ type probe struct {
 	item                  *probe // first list item
 }
 
+var apiVersionRe = regexp.MustCompile(`^([a-z0-9]([a-z0-9.-]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?$`)
+
 func isAudit(apiVersion string) bool { return strings.HasPrefix(apiVersion, "audit.k8s.io/") }
 
 func (p *probe) k8s() bool {
@@ -38,6 +41,14 @@ func (p *probe) k8s() bool {
 		return false
 	}
 	if p.kind != "" && p.apiVersion != "" {
+		return true
+	}
+	// Keys are sorted in kubectl's output, so kind may come after a head that ends early;
+	// apiVersion alone (v1, group/version) then decides.
+	if apiVersionRe.MatchString(p.apiVersion) {
+		return true
+	}
+	if p.typ == "" && p.object != nil && p.object.k8s() {
 		return true
 	}
 	if p.typ != "" && p.object != nil {
@@ -175,7 +186,7 @@ func detectYAML(head []byte) bool {
 		if isAudit(apiVersion) {
 			return false
 		}
-		if kind != "" && apiVersion != "" {
+		if kind != "" && apiVersion != "" || apiVersionRe.MatchString(apiVersion) {
 			return true
 		}
 		if apiVersion != "" && items && itemKind {

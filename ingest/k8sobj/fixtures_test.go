@@ -100,7 +100,7 @@ func betaSlice() *discv1beta1.EndpointSlice {
 	s.AddressType = discv1beta1.AddressTypeIPv4
 	s.Endpoints = []discv1beta1.Endpoint{
 		{Addresses: []string{"10.1.0.4"}, Conditions: discv1beta1.EndpointConditions{Ready: ptr(true)},
-			Topology: map[string]string{"topology.kubernetes.io/zone": "eu-west-1a", "kubernetes.io/hostname": "node-a"},
+			Topology:  map[string]string{"topology.kubernetes.io/zone": "eu-west-1a", "kubernetes.io/hostname": "node-a"},
 			TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "api-1"}},
 		{Addresses: []string{"10.1.0.5"}, Conditions: discv1beta1.EndpointConditions{Ready: ptr(false)},
 			Topology:  map[string]string{"failure-domain.beta.kubernetes.io/zone": "eu-west-1b"},
@@ -263,8 +263,11 @@ func fixtures(t testing.TB) map[string][]byte {
 	// ?watch=true event stream, one event per line.
 	var ev bytes.Buffer
 	line := func(typ string, o any) {
-		b, _ := json.Marshal(map[string]any{"type": typ, "object": generic(t, o)})
+		// The API server writes metav1.WatchEvent: type first, then object.
+		b, _ := json.Marshal(generic(t, o))
+		ev.WriteString(`{"type":"` + typ + `","object":`)
 		ev.Write(b)
+		ev.WriteString("}")
 		ev.WriteByte('\n')
 	}
 	line("ADDED", webSlice())
