@@ -1,6 +1,7 @@
 package auditgen
 
 import (
+	"bytes"
 	"container/heap"
 	"errors"
 	"io"
@@ -89,6 +90,16 @@ type Stats struct {
 	LastResourceVersion int64 // highest resourceVersion handed out
 }
 
+// GenerateBytes is Generate into memory.
+func GenerateBytes(opt Options) ([]byte, Stats, error) {
+	var b bytes.Buffer
+	if opt.TargetBytes > 0 && opt.TargetBytes < 1<<30 {
+		b.Grow(int(opt.TargetBytes))
+	}
+	st, err := Generate(&b, opt)
+	return b.Bytes(), st, err
+}
+
 var errStop = errors.New("auditgen: target reached")
 
 const flushSize = 1 << 20
@@ -140,20 +151,20 @@ func (h *watchHeap) Pop() any {
 }
 
 type gen struct {
-	opt   Options
-	r     *rand.Rand
-	w     *world
-	out   io.Writer
-	buf   []byte
-	st    Stats
-	err   error
-	clock int64 // µs of the last emitted stageTimestamp
-	gapUS float64
-	rv    int64
-	idKey uint64
-	idN   uint64
-	seq   uint64
-	tc    tsCache
+	opt     Options
+	r       *rand.Rand
+	w       *world
+	out     io.Writer
+	buf     []byte
+	st      Stats
+	err     error
+	clock   int64 // µs of the last emitted stageTimestamp
+	gapUS   float64
+	rv      int64
+	idKey   uint64
+	idN     uint64
+	seq     uint64
+	tc      tsCache
 	watches watchHeap
 
 	cur request
@@ -174,7 +185,6 @@ func Generate(w io.Writer, opt Options) (Stats, error) {
 	g.clock = opt.Start.UnixMicro()
 	g.gapUS = 1e6 / opt.EventsPerSecond
 	g.buf = make([]byte, 0, flushSize+flushSize/4)
-	g.st.FirstTimestamp = time.Time{}
 	for g.err == nil {
 		g.step()
 	}

@@ -411,8 +411,6 @@ func (g *gen) podGet() {
 	}
 }
 
-var eventReasons = []string{"Pulled", "Created", "Started", "Killing", "Unhealthy", "BackOff", "Scheduled", "SuccessfulCreate", "ScalingReplicaSet", "SuccessfulDelete"}
-
 // eventWrite: components record Events (create, or patch to bump count).
 func (g *gen) eventWrite() {
 	p := pick(g, g.w.pods)
@@ -421,7 +419,6 @@ func (g *gen) eventWrite() {
 	if g.chance(0.3) {
 		a = pick(g, []*actor{g.w.rsCtl, g.w.deployCtl, g.w.nodeCtl})
 	}
-	_ = eventReasons
 	switch {
 	case g.chance(0.15):
 		g.simple("create", g.w.scheduler, rtEventsV1, p.ns, name, "", 201, 1500)
@@ -435,10 +432,7 @@ func (g *gen) eventWrite() {
 // saToken: kubelets request projected service account tokens.
 func (g *gen) saToken() {
 	p := pick(g, g.w.pods)
-	sa := p.name[:len(p.name)-17]
-	if i := indexDash(p.name); i > 0 {
-		sa = p.name[:i]
-	}
+	sa := p.name[:indexDash(p.name)] // pods run as their app's service account
 	g.simple("create", g.nodeByName(p.podNode).kubelet, rtServiceAccts, p.ns, sa, "token", 201, 2000)
 }
 
@@ -464,7 +458,7 @@ func (g *gen) nodeStatus() {
 }
 
 func (g *gen) configMapGet() {
-	ns := pick(g, g.w.namespaces[:1+len(g.w.appNS)+1])
+	ns := pick(g, g.w.namespaces)
 	if len(ns.configMaps) == 0 {
 		ns = g.appNS()
 	}

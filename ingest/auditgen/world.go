@@ -246,7 +246,13 @@ func buildWorld(r *rand.Rand, opt *Options, rvStart int64) *world {
 	created := func() time.Time {
 		return start.Add(-time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))).Truncate(time.Second).UTC()
 	}
-	oldRV := func() int64 { return 1 + r.Int64N(rvStart-1) }
+	// Most objects were written recently; a few long ago.
+	oldRV := func() int64 {
+		if r.IntN(8) == 0 {
+			return 1 + r.Int64N(rvStart-1)
+		}
+		return rvStart - 1 - r.Int64N(200_000)
+	}
 	cpAllow := rbacReason("ClusterRoleBinding", "system:kube-controller-manager", "ClusterRole", "system:kube-controller-manager", "User", "system:kube-controller-manager")
 	kcmUser := authnv1.UserInfo{Username: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
 		Extra: map[string]authnv1.ExtraValue{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + randHex(r, 64)}}}
@@ -697,11 +703,15 @@ func endpointsObject(r *rand.Rand, ns, app string, port int32, pods []*object, c
 			Subsets: []corev1.EndpointSubset{{Addresses: addr(v[0]), NotReadyAddresses: addr(v[1]),
 				Ports: []corev1.EndpointPort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP}}}},
 		}
-		if len(v[0]) > 3 {
-			// A second subset for the metrics port on a subset of pods, as
-			// seen when pods expose different ports.
+		// Pods exposing different port sets land in different subsets
+		// (e.g. sidecar-injected pods add a metrics or grpc port).
+		if len(v[0]) > 2 {
 			ep.Subsets = append(ep.Subsets, corev1.EndpointSubset{Addresses: addr(v[0][:len(v[0])/2]),
 				Ports: []corev1.EndpointPort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP}, {Name: "metrics", Port: 9090, Protocol: corev1.ProtocolTCP}}})
+		}
+		if len(v[0]) > 5 {
+			ep.Subsets = append(ep.Subsets, corev1.EndpointSubset{Addresses: addr(v[0][len(v[0])-2:]),
+				Ports: []corev1.EndpointPort{{Name: "grpc", Port: 9000, Protocol: corev1.ProtocolTCP}, {Name: "http", Port: port, Protocol: corev1.ProtocolTCP}}})
 		}
 		full = append(full, ep)
 		if item == nil {
