@@ -175,6 +175,13 @@ type gen struct {
 
 // Generate writes audit events as NDJSON to w until opt.TargetBytes or
 // opt.MaxEvents is reached, and reports what it wrote.
+//
+// As in the apiserver, a request's stages (RequestReceived, ResponseStarted,
+// ResponseComplete) share its auditID, and no two requests share one: the
+// pair (auditID, stage) is unique. Lines are in stageTimestamp order (never
+// decreasing); a watch's ResponseComplete carries its original, minutes
+// older requestReceivedTimestamp. resourceVersions handed out by writes
+// strictly increase. Watches still open when output stops never complete.
 func Generate(w io.Writer, opt Options) (Stats, error) {
 	opt = opt.withDefaults()
 	g := &gen{opt: opt, out: w}
