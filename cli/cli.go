@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubesift/kubesift/store"
+)
+
+// Exit codes. Scripts and CronJobs rely on them.
+const (
+	ExitOK       = 0 // the command ran
+	ExitError    = 1 // the command failed (bad input file, database error, ...)
+	ExitUsage    = 2 // the command line was wrong (unknown verb, flag or flag value)
+	ExitFindings = 3 // findings at or above --fail-on (analyze, run)
+)
+
+// DefaultDB is the database file used when neither --db nor $KUBESIFT_DB is set.
+const DefaultDB = "kubesift.duckdb"
+
+// Version is set at build time with -ldflags "-X github.com/kubesift/kubesift/cli.Version=...".
+var Version = "dev"
+
+type env struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	getenv         func(string) string
+	isTerminal     func(fd uintptr) bool
+}
+
+type verb struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func verbs() []verb {
+	return []verb{
+		{"ingest", "load evidence files into a database", runIngest},
+		{"query", "run SQL over the loaded tables", runQuery},
+		{"run", "ingest into a temporary database and report what was loaded", runRun},
+		{"schema", "document every table and column", runSchema},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// usageError marks errors in the command line itself.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// Run runs kubesift with args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, isTerminal: isTerminal}
+	return e.main(ctx, args)
+}
+
+func (e *env) main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		e.usage(e.stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	if args[0] == "--version" {
+		args[0] = "version"
+	}
+	for _, v := range verbs() {
+		if v.name != args[0] {
+			continue
+		}
+		err := v.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return ExitOK
+		case errors.Is(err, pflag.ErrHelp):
+			return ExitOK
+		case errors.As(err, new(findingsError)):
+			fmt.Fprintln(e.stderr, "kubesift:", err)
+			return ExitFindings
+		case errors.As(err, new(usageError)):
+			fmt.Fprintf(e.stderr, "kubesift %s: %v\nRun 'kubesift %s -h' for usage.\n", v.name, err, v.name)
+			return ExitUsage
+		default:
+			fmt.Fprintf(e.stderr, "kubesift %s: %v\n", v.name, err)
+			return ExitError
+		}
+	}
+	fmt.Fprintf(e.stderr, "kubesift: unknown command %q\n", args[0])
+	e.usage(e.stderr)
+	return ExitUsage
+}
+
+// findingsError reports findings at or above --fail-on.
+type findingsError struct{ msg string }
+
+func (f findingsError) Error() string { return f.msg }
+
+func (e *env) usage(w io.Writer) {
+	fmt.Fprintln(w, "kubesift sifts Kubernetes audit logs, conntrack dumps and endpoint snapshots for traffic pathologies.")
+	fmt.Fprintln(w, "\nUsage: kubesift COMMAND [flags] [args]\n\nCommands:")
+	for _, v := range verbs() {
+		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'kubesift COMMAND -h' for a command's flags.")
+}
+
+// flags returns a flag set for a verb with the flags every verb accepts.
+func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c := &commonFlags{}
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
+	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stdout, "Usage: kubesift %s [flags] %s\n\n%s\n\nFlags:\n%s", name, args, doc, fs.FlagUsages())
+	}
+	fs.SetOutput(io.Discard) // parse errors are reported once, by main
+	return fs, c
+}
+
+type commonFlags struct {
+	quiet       bool
+	db          string
+	memoryLimit string
+}
+
+func (c *commonFlags) addDB(fs *pflag.FlagSet, e *env, help string) {
+	def := e.getenv("KUBESIFT_DB")
+	if def == "" {
+		def = DefaultDB
+	}
+	fs.StringVar(&c.db, "db", def, help+" (default from $KUBESIFT_DB, else "+DefaultDB+")")
+}
+
+// parse parses args, printing usage for -h and turning flag errors into usage errors.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// logWriter returns where summaries go: stderr, or nowhere with --quiet.
+func (e *env) logWriter(quiet bool) io.Writer {
+	if quiet {
+		return nil
+	}
+	return e.stderr
+}
+
+func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
+	return store.Open(ctx, path, store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
+}
+
+func runVersion(_ context.Context, e *env, args []string) error {
+	fs, _ := newFlags(e, "version", "", "Print kubesift's version.")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "kubesift %s (DuckDB %s)\n", Version, strings.TrimPrefix(duckdbVersion(), "v"))
+	return nil
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/store"
+)
+
+type ingestFlags struct {
+	kind             string
+	maxLineBytes     int
+	keepSecretBodies bool
+}
+
+func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
+	kind, err := ingest.ParseKind(f.kind)
+	if err != nil {
+		return ingest.Options{}, usageError{err}
+	}
+	if f.maxLineBytes <= 0 {
+		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
+	}
+	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet)}
+	if !quiet && e.isTerminal(os.Stderr.Fd()) {
+		opt.Progress = newProgressBar(e.stderr)
+	}
+	return opt, nil
+}
+
+func addIngestFlags(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
+}, f *ingestFlags) {
+	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: auto, audit, conntrack or endpoints")
+	fs.IntVar(&f.maxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest input line (one audit event with its bodies) to load; longer lines are rejected into ingest_errors")
+	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
+}
+
+func runIngest(ctx context.Context, e *env, args []string) error {
+	fs, c := newFlags(e, "ingest", "PATH...",
+		"Load evidence into a DuckDB database file. PATH is a file, a directory (walked recursively),\n"+
+			"a glob, or - for stdin. Gzipped files are read transparently. Each file is loaded in one\n"+
+			"transaction; loading the same data twice adds no duplicate rows.")
+	c.addDB(fs, e, "database file to load into")
+	var f ingestFlags
+	addIngestFlags(fs, &f)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("no PATH given")
+	}
+	opt, err := f.options(e, c.quiet)
+	if err != nil {
+		return err
+	}
+	db, err := c.openDB(ctx, c.db, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = ingest.New(db, opt).Ingest(ctx, fs.Args())
+	return err
+}
+
+// tableCounts returns the number of rows of every kubesift table, in schema order.
+func tableCounts(ctx context.Context, db *sql.DB) ([][2]any, error) {
+	var out [][2]any
+	for _, t := range store.Tables {
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
+			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
+		}
+		out = append(out, [2]any{t.Name, n})
+	}
+	return out, nil
+}

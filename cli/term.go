@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	_ "github.com/duckdb/duckdb-go/v2" // registers the duckdb driver for duckdbVersion
+)
+
+func isTerminal(fd uintptr) bool { return term.IsTerminal(int(fd)) }
+
+func duckdbVersion() string {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return "unknown"
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRowContext(context.Background(), "SELECT version()").Scan(&v); err != nil {
+		return "unknown"
+	}
+	return v
+}
+
+func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("longer than %d bytes", limit)
+	}
+	return b, nil
+}
+
+// progressBar shows one bar per file on a terminal: bytes read from disk, rate and ETA.
+type progressBar struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w} }
+
+func (p *progressBar) Begin(name string, size int64) {
+	p.bar = progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSpinnerType(14),
+	)
+}
+
+func (p *progressBar) Update(diskBytes int64) { _ = p.bar.Set64(diskBytes) }
+
+func (p *progressBar) End() { _ = p.bar.Finish() }

@@ -1,0 +1,76 @@
+-- Loads one Arrow stream of audit event lines into audit_events. Every stream column is used
+-- (see auditStreamSchema). Rows that are not audit events keep their raw text in load_reject
+-- and are moved to ingest_errors before the transaction commits.
+INSERT INTO audit_events BY NAME
+SELECT
+    CASE WHEN ok THEN e.auditID END AS audit_id,
+    e.stage AS stage,
+    e.level AS level,
+    e.verb AS verb,
+    e.requestURI AS request_uri,
+    e."user".username AS username,
+    e."user".uid AS user_uid,
+    e."user".groups AS groups,
+    e.impersonatedUser.username AS impersonated_user,
+    e.userAgent AS user_agent,
+    e.sourceIPs AS source_ips,
+    e.objectRef.resource AS resource,
+    e.objectRef.subresource AS subresource,
+    e.objectRef.apiGroup AS api_group,
+    e.objectRef.apiVersion AS api_version,
+    e.objectRef.namespace AS namespace,
+    e.objectRef.name AS name,
+    e.objectRef.uid AS object_uid,
+    e.objectRef.resourceVersion AS object_rv,
+    e.responseStatus.code AS code,
+    e.responseStatus.reason AS status_reason,
+    e.responseStatus.message AS status_message,
+    coalesce(e.requestReceivedTimestamp, e."timestamp") AS received_at,
+    e.stageTimestamp AS stage_at,
+    date_diff('microsecond', coalesce(e.requestReceivedTimestamp, e."timestamp"), e.stageTimestamp) / 1000.0 AS latency_ms,
+    e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
+    q_rv_num AS watch_rv,
+    q_rv AS resource_version,
+    q_rv_match AS resource_version_match,
+    q_timeout AS timeout_seconds,
+    q_label AS label_selector,
+    q_field AS field_selector,
+    q_bookmarks AS allow_watch_bookmarks,
+    q_initial AS send_initial_events,
+    q_limit AS list_limit,
+    q_continue AS list_continue,
+    e.annotations AS annotations,
+    CASE WHEN NOT sensitive THEN e.requestObject END AS request_object,
+    CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
+    sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
+    e.apiVersion AS audit_api_version,
+    $source_file AS source_file,
+    line AS source_line,
+    byte_offset AS source_offset,
+    $load_id AS load_id,
+    CASE WHEN NOT ok THEN raw END AS load_reject
+FROM (
+    SELECT *,
+        coalesce(e.kind = 'Event' AND starts_with(e.apiVersion, 'audit.k8s.io/')
+            AND e.auditID IS NOT NULL AND e.stage IS NOT NULL, false) AS ok,
+        coalesce($redact AND (e.objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
+            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive
+    FROM (
+        SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
+            q_bookmarks, q_initial, q_limit, q_continue,
+            try(json_transform(raw, '{
+                "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",
+                "stage": "VARCHAR", "requestURI": "VARCHAR", "verb": "VARCHAR",
+                "user": {"username": "VARCHAR", "uid": "VARCHAR", "groups": ["VARCHAR"]},
+                "impersonatedUser": {"username": "VARCHAR"},
+                "sourceIPs": ["VARCHAR"], "userAgent": "VARCHAR",
+                "objectRef": {"resource": "VARCHAR", "namespace": "VARCHAR", "name": "VARCHAR", "uid": "VARCHAR",
+                    "apiGroup": "VARCHAR", "apiVersion": "VARCHAR", "resourceVersion": "VARCHAR", "subresource": "VARCHAR"},
+                "responseStatus": {"code": "INTEGER", "status": "VARCHAR", "reason": "VARCHAR", "message": "VARCHAR"},
+                "requestObject": "JSON", "responseObject": "JSON",
+                "requestReceivedTimestamp": "TIMESTAMPTZ", "stageTimestamp": "TIMESTAMPTZ", "timestamp": "TIMESTAMPTZ",
+                "annotations": "MAP(VARCHAR, VARCHAR)"
+            }')) AS e
+        FROM STREAM_VIEW
+    )
+)

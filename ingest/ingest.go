@@ -1,0 +1,340 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubesift/kubesift/store"
+)
+
+// Kind names a kind of evidence.
+type Kind string
+
+// The kinds of evidence kubesift loads.
+const (
+	KindAuto      Kind = "auto"
+	KindAudit     Kind = "audit"
+	KindConntrack Kind = "conntrack"
+	KindEndpoints Kind = "endpoints"
+)
+
+// Kinds lists the values --kind accepts.
+var Kinds = []Kind{KindAuto, KindAudit, KindConntrack, KindEndpoints}
+
+// ParseKind validates a --kind value.
+func ParseKind(s string) (Kind, error) {
+	if slices.Contains(Kinds, Kind(s)) {
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown kind %q (want one of auto, audit, conntrack, endpoints)", s)
+}
+
+// Options control a load.
+type Options struct {
+	Kind             Kind
+	MaxLineBytes     int  // longest line kept; 0 means DefaultMaxLineBytes
+	KeepSecretBodies bool // keep bodies of Secrets, TokenReviews and token requests
+	Progress         Progress
+	Log              io.Writer // one summary line per file; nil for none
+}
+
+// Progress receives the progress of each file's load.
+type Progress interface {
+	Begin(name string, size int64)
+	Update(diskBytes int64)
+	End()
+}
+
+// FileResult says what happened to one input.
+type FileResult struct {
+	Path       string
+	Kind       Kind
+	LoadID     int64
+	Lines      int64
+	Rows       int64
+	Rejected   int64
+	Duplicates int64
+	FirstError string // "line N: reason" of the first rejected line
+	Skipped    string // why the file was not loaded at all (e.g. already loaded)
+	Note       string
+	Elapsed    time.Duration
+	readBytes  int64
+}
+
+// Ingester loads inputs into one database.
+type Ingester struct {
+	db  *store.DB
+	opt Options
+}
+
+// New returns an Ingester writing into db.
+func New(db *store.DB, opt Options) *Ingester {
+	if opt.Kind == "" {
+		opt.Kind = KindAuto
+	}
+	if opt.MaxLineBytes <= 0 {
+		opt.MaxLineBytes = DefaultMaxLineBytes
+	}
+	return &Ingester{db: db, opt: opt}
+}
+
+// Ingest loads every input named by paths (files, directories walked recursively, globs, or "-"
+// for stdin), each file in its own transaction. A file that fails is reported and the others are
+// still loaded; the returned error joins every failure.
+func (in *Ingester) Ingest(ctx context.Context, paths []string) ([]FileResult, error) {
+	files, err := ExpandPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	var results []FileResult
+	var errs []error
+	for _, f := range files {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
+		}
+		r, err := in.ingestFile(ctx, f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		results = append(results, r)
+		in.logResult(r)
+	}
+	return results, errors.Join(errs...)
+}
+
+func (in *Ingester) logResult(r FileResult) {
+	if in.opt.Log == nil {
+		return
+	}
+	switch {
+	case r.Skipped != "":
+		fmt.Fprintf(in.opt.Log, "%s: skipped: %s\n", r.Path, r.Skipped)
+		return
+	default:
+		fmt.Fprintf(in.opt.Log, "%s: %s, %d rows loaded", r.Path, r.Kind, r.Rows)
+		if r.Duplicates > 0 {
+			fmt.Fprintf(in.opt.Log, ", %d duplicates skipped", r.Duplicates)
+		}
+		fmt.Fprintf(in.opt.Log, " in %.1fs\n", r.Elapsed.Seconds())
+	}
+	if r.Rejected > 0 {
+		noun := "lines"
+		if r.Rejected == 1 {
+			noun = "line"
+		}
+		fmt.Fprintf(in.opt.Log, "%s: %d %s rejected, first at %s (see table ingest_errors)\n", r.Path, r.Rejected, noun, r.FirstError)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(in.opt.Log, "%s: %s\n", r.Path, r.Note)
+	}
+}
+
+// ExpandPaths turns the command line's inputs into a list of files: directories are walked
+// recursively (hidden entries skipped), globs are expanded, "-" stands for stdin. A name that
+// matches nothing is an error.
+func ExpandPaths(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		if p == "-" {
+			files = append(files, p)
+			continue
+		}
+		matches := []string{p}
+		if strings.ContainsAny(p, "*?[") {
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("bad glob %q: %w", p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", p)
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			if err != nil {
+				return nil, err
+			}
+			if !st.IsDir() {
+				files = append(files, m)
+				continue
+			}
+			err = filepath.WalkDir(m, func(path string, d os.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if path != m && strings.HasPrefix(d.Name(), ".") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if !d.IsDir() && !ignoredFile(d.Name()) {
+					files = append(files, path)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// ignoredFile reports files that live beside evidence but are not evidence.
+func ignoredFile(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.HasSuffix(lower, ".md") || strings.HasSuffix(lower, ".duckdb") || strings.HasSuffix(lower, ".wal") ||
+		strings.HasSuffix(lower, ".golden") || strings.HasSuffix(lower, ".sh") || strings.HasSuffix(lower, ".go")
+}
+
+func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, error) {
+	start := time.Now()
+	r := FileResult{Path: path}
+	src, err := openSource(path)
+	if err != nil {
+		return r, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer src.Close()
+
+	r.Kind = in.opt.Kind
+	if r.Kind == KindAuto {
+		k, ok := DetectKind(path, src.Head)
+		if !ok {
+			return r, fmt.Errorf("reading %s: cannot tell what kind of evidence this is (not an audit log, conntrack dump or Kubernetes object snapshot); pass --kind", path)
+		}
+		r.Kind = k
+	}
+	load, ok := in.loaders()[r.Kind]
+	if !ok {
+		return r, fmt.Errorf("reading %s: loading %s evidence is not implemented yet", path, r.Kind)
+	}
+
+	conn, err := in.db.Conn(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer conn.Close()
+
+	if src.Size >= 0 {
+		var prev sql.NullInt64
+		var prevPath sql.NullString
+		err := conn.QueryRowContext(ctx, `SELECT load_id, source_file FROM ingest_files
+			WHERE kind = $1 AND size_bytes = $2 AND head_hash = $3 ORDER BY load_id LIMIT 1`,
+			string(r.Kind), src.Size, src.HeadHash).Scan(&prev, &prevPath)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return r, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if prev.Valid {
+			r.Skipped = fmt.Sprintf("already loaded (load %d from %s)", prev.Int64, prevPath.String)
+			return r, nil
+		}
+	}
+
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return r, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(load_id), 0) + 1 FROM ingest_files").Scan(&r.LoadID); err != nil {
+		return r, err
+	}
+
+	if in.opt.Progress != nil {
+		in.opt.Progress.Begin(path, src.Size)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					in.opt.Progress.Update(src.DiskBytesRead())
+					return
+				case <-t.C:
+					in.opt.Progress.Update(src.DiskBytesRead())
+				}
+			}
+		}()
+		defer func() { close(stop); <-done; in.opt.Progress.End() }()
+	}
+
+	if err := load(ctx, conn, src, &r); err != nil {
+		return r, err
+	}
+	r.Elapsed = time.Since(start)
+	_, err = conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT
+		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
+		$head AS head_hash, $lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
+		$started AS started_at, now() AS finished_at, $note AS note`,
+		sql.Named("load_id", r.LoadID), sql.Named("kind", string(r.Kind)), sql.Named("source_file", path),
+		sql.Named("size", src.Size), sql.Named("read", r.readBytes), sql.Named("head", src.HeadHash),
+		sql.Named("lines", r.Lines), sql.Named("rows", r.Rows), sql.Named("rejected", r.Rejected),
+		sql.Named("dups", r.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(r.Note)))
+	if err != nil {
+		return r, fmt.Errorf("recording load of %s: %w", path, err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return r, fmt.Errorf("committing %s: %w", path, err)
+	}
+	committed = true
+	return r, nil
+}
+
+type loadFunc func(ctx context.Context, conn *sql.Conn, src *source, r *FileResult) error
+
+func (in *Ingester) loaders() map[Kind]loadFunc {
+	return map[Kind]loadFunc{
+		KindAudit: in.loadAudit,
+	}
+}
+
+// recordRejects writes rejected lines to ingest_errors and fills the result's counters.
+func (in *Ingester) recordRejects(ctx context.Context, conn *sql.Conn, r *FileResult, kind Kind, rejects []rejected) error {
+	if len(rejects) == 0 {
+		return nil
+	}
+	slices.SortFunc(rejects, func(a, b rejected) int { return int(a.line - b.line) })
+	r.Rejected = int64(len(rejects))
+	r.FirstError = fmt.Sprintf("line %d: %s", rejects[0].line, rejects[0].reason)
+	stmt, err := conn.PrepareContext(ctx, `INSERT INTO ingest_errors (source_file, line, byte_offset, reason, excerpt, kind, load_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, rj := range rejects {
+		var offset any
+		if rj.offset >= 0 {
+			offset = rj.offset
+		}
+		if _, err := stmt.ExecContext(ctx, r.Path, rj.line, offset, rj.reason, excerpt(rj.text), string(kind), r.LoadID); err != nil {
+			return fmt.Errorf("recording rejected line %d of %s: %w", rj.line, r.Path, err)
+		}
+	}
+	return nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

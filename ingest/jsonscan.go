@@ -1,0 +1,217 @@
+package ingest
+
+import (
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// topLevelString returns the value of the string member key of the JSON object in line, looking
+// only at the object's own members (never inside nested values). ok is false when the member is
+// absent, is not a string, or the line is not a well-formed object up to that member.
+// It scans just far enough to find the member, so for apiserver output, where kind, auditID,
+// stage and requestURI come first, it reads only the line's first few hundred bytes.
+func topLevelString(line []byte, key string) (value string, ok bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return "", false
+	}
+	i++
+	for {
+		i = skipSpace(line, i)
+		if i >= len(line) || line[i] != '"' {
+			return "", false
+		}
+		kStart := i
+		kEnd, ok := skipString(line, i)
+		if !ok {
+			return "", false
+		}
+		i = skipSpace(line, kEnd)
+		if i >= len(line) || line[i] != ':' {
+			return "", false
+		}
+		i = skipSpace(line, i+1)
+		if i >= len(line) {
+			return "", false
+		}
+		if rawKeyEquals(line[kStart:kEnd], key) {
+			if line[i] != '"' {
+				return "", false
+			}
+			vEnd, ok := skipString(line, i)
+			if !ok {
+				return "", false
+			}
+			return unquote(line[i:vEnd])
+		}
+		i, ok = skipValue(line, i)
+		if !ok {
+			return "", false
+		}
+		i = skipSpace(line, i)
+		if i >= len(line) || line[i] != ',' {
+			return "", false
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index just past the JSON value starting at b[i]. Nested objects and
+// arrays are skipped by depth, minding strings; scalars run to the next delimiter.
+func skipValue(b []byte, i int) (int, bool) {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end, ok := skipString(b, i)
+				if !ok {
+					return 0, false
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+		}
+		return 0, false
+	default:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i, true
+			}
+		}
+		return i, true
+	}
+}
+
+// rawKeyEquals compares a quoted JSON key with key; keys with escapes are decoded first.
+func rawKeyEquals(quoted []byte, key string) bool {
+	inner := quoted[1 : len(quoted)-1]
+	if len(inner) == len(key) && string(inner) == key {
+		return true
+	}
+	for _, c := range inner {
+		if c == '\\' {
+			s, ok := unquote(quoted)
+			return ok && s == key
+		}
+	}
+	return false
+}
+
+// unquote decodes a quoted JSON string. The common escapes (\u0026 is how encoding/json writes
+// '&' in every request URI) are handled inline; anything unusual goes through encoding/json.
+func unquote(quoted []byte) (string, bool) {
+	inner := quoted[1 : len(quoted)-1]
+	simple := true
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return string(inner), true
+	}
+	out := make([]byte, 0, len(inner))
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		if c != '\\' {
+			if c < 0x20 || c >= utf8.RuneSelf {
+				return unquoteSlow(quoted)
+			}
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(inner) {
+			return "", false
+		}
+		switch inner[i] {
+		case '"', '\\', '/':
+			out = append(out, inner[i])
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			if i+4 >= len(inner) {
+				return "", false
+			}
+			r, ok := hex4(inner[i+1 : i+5])
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				return unquoteSlow(quoted)
+			}
+			out = utf8.AppendRune(out, r)
+			i += 4
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+func unquoteSlow(quoted []byte) (string, bool) {
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

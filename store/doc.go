@@ -1,0 +1,3 @@
+// Package store opens kubesift's DuckDB database, creates its documented tables and turns
+// DuckDB's low-level failures (a second writer, a locked file) into errors an SRE can act on.
+package store

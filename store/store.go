@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"database/sql/driver"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// InMemory is the path that opens a temporary, in-memory database.
+const InMemory = ":memory:"
+
+// DefaultMemoryLimit bounds DuckDB's buffer pool so that ingesting a file of any size keeps a
+// flat memory profile. Larger values make big joins faster; smaller ones spill to disk sooner.
+const DefaultMemoryLimit = "1GB"
+
+// ErrInUse reports that another process holds the database file.
+var ErrInUse = errors.New("database is in use by another kubesift process")
+
+// DB is an open kubesift database.
+type DB struct {
+	*sql.DB
+	Path      string
+	connector *duckdb.Connector
+}
+
+// Options tune how the database is opened.
+type Options struct {
+	MemoryLimit string // DuckDB memory_limit, e.g. "512MB"; empty means DefaultMemoryLimit
+	ReadOnly    bool   // open without taking the write lock (for query-only verbs)
+}
+
+var lockHolderPID = regexp.MustCompile(`PID (\d+)`)
+
+// Open opens (creating if needed) the database at path and makes sure every table exists.
+// A database file held by another process yields an error wrapping ErrInUse.
+func Open(ctx context.Context, path string, opt Options) (*DB, error) {
+	if path == "" {
+		path = InMemory
+	}
+	if opt.MemoryLimit == "" {
+		opt.MemoryLimit = DefaultMemoryLimit
+	}
+	dsn := path
+	if path != InMemory {
+		if opt.ReadOnly {
+			if _, err := os.Stat(path); err != nil {
+				return nil, fmt.Errorf("opening database %s: %w", path, err)
+			}
+			dsn += "?access_mode=read_only"
+		}
+	}
+	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
+		for _, stmt := range []string{
+			"SET memory_limit = '" + strings.ReplaceAll(opt.MemoryLimit, "'", "") + "'",
+			"SET preserve_insertion_order = false",
+		} {
+			if _, err := execer.ExecContext(ctx, stmt, nil); err != nil {
+				return fmt.Errorf("%s: %w", stmt, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector}
+	if !opt.ReadOnly {
+		if err := db.createTables(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+func openError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
+		holder := ""
+		if m := lockHolderPID.FindStringSubmatch(msg); m != nil {
+			holder = " (pid " + m[1] + ")"
+		}
+		return fmt.Errorf("opening %s: %w%s; wait for it to finish or use another --db", path, ErrInUse, holder)
+	}
+	return fmt.Errorf("opening database %s: %w", path, err)
+}
+
+func (db *DB) createTables(ctx context.Context) error {
+	for _, t := range Tables {
+		if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
+			return fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the database and its connector.
+func (db *DB) Close() error {
+	return errors.Join(db.DB.Close(), db.connector.Close())
+}
+
+// Sandboxed returns a connection for running user-supplied SQL: DuckDB's access to files,
+// other databases, extensions and the network is switched off for the whole database, and
+// the configuration is locked so the SQL cannot switch it back on.
+func (db *DB) Sandboxed(ctx context.Context) (*sql.Conn, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, stmt := range []string{
+		"SET enable_external_access = false",
+		"SET allow_community_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET lock_configuration = true",
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
+		}
+	}
+	return conn, nil
+}
