@@ -174,7 +174,7 @@ mkns() { # name
 set_pod() { # ns name ready(True|False) ip
   $KA -n "$1" patch pod "$2" --subresource=status -p "{\"status\":{\"phase\":\"Running\",\"podIP\":\"$4\",\"podIPs\":[{\"ip\":\"$4\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":\"$3\",\"lastTransitionTime\":\"$(now)\"},{\"type\":\"ContainersReady\",\"status\":\"$3\",\"lastTransitionTime\":\"$(now)\"}]}}" >/dev/null
 }
-mkpod() { # ns name app [image]  (readiness httpGet :8080 every 5 s, liveness tcpSocket :8081 every 10 s)
+mkpod() { # ns name app [image]  (readiness httpGet :8080 every READY_PERIOD=5 s, liveness tcpSocket :8081 every LIVE_PERIOD=10 s)
   $KA apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -185,8 +185,8 @@ spec:
   - name: app
     image: ${4:-registry.invalid/$3:1.0}
     ports: [{containerPort: 8080, name: http}]
-    readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 5}
-    livenessProbe: {tcpSocket: {port: 8081}, periodSeconds: 10}
+    readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: ${READY_PERIOD:-5}}
+    livenessProbe: {tcpSocket: {port: 8081}, periodSeconds: ${LIVE_PERIOD:-10}}
 YAML
 }
 mksvc() { # ns name app
