@@ -596,7 +596,7 @@ func (d *decoder) yamlDoc(b []byte, startLine, off int64) error {
 		line := startLine
 		if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 			if rel, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				line = startLine + rel - 1
+				line = min(startLine+max(rel, 1)-1, startLine+int64(bytes.Count(b, []byte{'\n'})))
 				msg = strings.Replace(msg, m[0], "line "+strconv.FormatInt(line, 10), 1)
 			}
 		}
@@ -607,7 +607,12 @@ func (d *decoder) yamlDoc(b []byte, startLine, off int64) error {
 		return nil
 	}
 	root := n.Content[0]
-	abs := func(nd *yaml.Node) int64 { return startLine + int64(nd.Line) - 1 }
+	budget := maxAliasNodes
+	lastLine := startLine + int64(bytes.Count(b, []byte{'\n'}))
+	abs := func(nd *yaml.Node) int64 {
+		// yaml.v3 also counts a lone \r as a line break; stay inside the document.
+		return min(startLine+int64(max(nd.Line, 1))-1, lastLine)
+	}
 	switch root.Kind {
 	case yaml.MappingNode:
 		var lc listContext
@@ -628,7 +633,7 @@ func (d *decoder) yamlDoc(b []byte, startLine, off int64) error {
 			}
 		}
 		if items == nil {
-			j, err := nodeJSON(root)
+			j, err := nodeJSON(root, &budget)
 			if err != nil {
 				d.bad(abs(root), off, fmt.Sprintf("YAML document starting at line %d: %v", startLine, err), excerptOf(b, excerptLen))
 				return nil
@@ -636,10 +641,10 @@ func (d *decoder) yamlDoc(b []byte, startLine, off int64) error {
 			return d.top(j, abs(root), off)
 		}
 		d.st.Lists++
-		return d.yamlItems(items, &lc, abs, off, b)
+		return d.yamlItems(items, &lc, abs, off, b, &budget)
 	case yaml.SequenceNode:
 		d.st.Lists++
-		return d.yamlItems(root, &listContext{}, abs, off, b)
+		return d.yamlItems(root, &listContext{}, abs, off, b, &budget)
 	case yaml.ScalarNode:
 		if root.ShortTag() == "!!null" {
 			return nil
@@ -649,9 +654,9 @@ func (d *decoder) yamlDoc(b []byte, startLine, off int64) error {
 	return nil
 }
 
-func (d *decoder) yamlItems(items *yaml.Node, lc *listContext, abs func(*yaml.Node) int64, off int64, b []byte) error {
+func (d *decoder) yamlItems(items *yaml.Node, lc *listContext, abs func(*yaml.Node) int64, off int64, b []byte, budget *int) error {
 	for _, it := range items.Content {
-		j, err := nodeJSON(it)
+		j, err := nodeJSON(it, budget)
 		if err != nil {
 			d.bad(abs(it), off, fmt.Sprintf("YAML list item at line %d: %v", abs(it), err), excerptOf(b, excerptLen))
 			continue

@@ -181,3 +181,14 @@ func (c *countHandler) Row(r Record) error {
 	return nil
 }
 func (c *countHandler) Bad(int, int64, string, string) {}
+
+func TestBillionLaughs(t *testing.T) {
+	start := time.Now()
+	st, c := decodeFile(t, "laughs.bad.yaml")
+	if st.Bad != 1 || !strings.Contains(c.bad[0].Reason, "too large after expanding aliases") || len(c.rows) != 0 {
+		t.Errorf("stats %+v bad %+v", st, c.bad)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

@@ -12,15 +12,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxYAMLNodes bounds the work of expanding aliases ("billion laughs").
-const maxYAMLNodes = 10_000_000
+// maxAliasNodes bounds the nodes written through aliases in one document ("billion laughs").
+// kubectl never writes aliases; hand-written manifests use a few.
+const maxAliasNodes = 1_000_000
 
 // nodeJSON converts a YAML node to JSON the way sigs.k8s.io/yaml does for Kubernetes objects:
 // mappings become objects (keys as strings), scalars keep their resolved YAML 1.2 type.
-func nodeJSON(n *yaml.Node) ([]byte, error) {
+// budget is shared by the calls for one document.
+func nodeJSON(n *yaml.Node, budget *int) ([]byte, error) {
 	var b bytes.Buffer
-	budget := maxYAMLNodes
-	if err := writeNodeJSON(&b, n, &budget, 0); err != nil {
+	if err := writeNodeJSON(&b, n, budget, 0, false); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -31,10 +32,12 @@ func writeString(b *bytes.Buffer, s string) {
 	b.Write(j)
 }
 
-func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, budget *int, depth int) error {
-	*budget--
-	if *budget < 0 {
-		return errors.New("YAML document too large after expanding aliases")
+func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, budget *int, depth int, aliased bool) error {
+	if aliased {
+		*budget--
+		if *budget < 0 {
+			return errors.New("YAML document too large after expanding aliases")
+		}
 	}
 	if depth > 1000 {
 		return errors.New("YAML nested too deeply")
@@ -45,12 +48,12 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, budget *int, depth int) error 
 			b.WriteString("null")
 			return nil
 		}
-		return writeNodeJSON(b, n.Content[0], budget, depth+1)
+		return writeNodeJSON(b, n.Content[0], budget, depth+1, aliased)
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return fmt.Errorf("line %d: unknown alias", n.Line)
 		}
-		return writeNodeJSON(b, n.Alias, budget, depth+1)
+		return writeNodeJSON(b, n.Alias, budget, depth+1, true)
 	case yaml.MappingNode:
 		b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -66,7 +69,7 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, budget *int, depth int) error 
 			}
 			writeString(b, k.Value)
 			b.WriteByte(':')
-			if err := writeNodeJSON(b, n.Content[i+1], budget, depth+1); err != nil {
+			if err := writeNodeJSON(b, n.Content[i+1], budget, depth+1, aliased); err != nil {
 				return err
 			}
 		}
@@ -78,7 +81,7 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, budget *int, depth int) error 
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := writeNodeJSON(b, c, budget, depth+1); err != nil {
+			if err := writeNodeJSON(b, c, budget, depth+1, aliased); err != nil {
 				return err
 			}
 		}

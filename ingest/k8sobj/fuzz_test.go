@@ -1,0 +1,58 @@
+package k8sobj
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.*.*")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"p"}}}`))
+	f.Add([]byte("items:\n- kind: Lease\n  spec: {holderIdentity: a, leaseTransitions: 2}\n"))
+	widths := map[string]int{}
+	for _, r := range []Record{EndpointAddress{}, Service{}, Pod{}, PodProbe{}, ObjectAnnotation{}, LeaderLock{}} {
+		widths[r.Table()] = len(r.Values())
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c := &collector{}
+		st, err := Decode("fuzz", bytes.NewReader(in), c)
+		if err != nil {
+			t.Fatalf("Decode: %v", err)
+		}
+		lines := bytes.Count(in, []byte("\n")) + 1
+		total := 0
+		for _, n := range st.Rows {
+			total += n
+		}
+		if total != len(c.rows) || st.Bad != len(c.bad) {
+			t.Fatalf("accounting: stats %+v, %d rows, %d bad", st, len(c.rows), len(c.bad))
+		}
+		for _, r := range c.rows {
+			v := r.Values()
+			if len(v) != widths[r.Table()] {
+				t.Fatalf("%s: %d values", r.Table(), len(v))
+			}
+			if l, _ := v[0].(int64); l < 0 || l > int64(lines) {
+				t.Fatalf("%s: line %d of %d", r.Table(), l, lines)
+			}
+		}
+		for _, b := range c.bad {
+			if b.Line < 0 || b.Line > lines || b.Off < 0 || b.Off > int64(len(in)) || len(b.Excerpt) > 4*excerptLen {
+				t.Fatalf("bad report %+v for %d lines, %d bytes", b, lines, len(in))
+			}
+		}
+		Detect(in)
+		if len(in) < 4096 {
+			DecodeObject(in, ObjectOptions{Kind: "endpoints", Deleted: len(in)%2 == 0, Name: "x"}, &collector{})
+		}
+	})
+}
