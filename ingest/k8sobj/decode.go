@@ -407,7 +407,6 @@ func (js *jsonState) failed(err error, start int64) (bool, error) {
 func (js *jsonState) topObject(start int64) error {
 	var lc listContext
 	isList := false
-	var hasType, hasObject bool
 	for js.dec.More() {
 		kt, err := js.token()
 		if err != nil {
@@ -441,10 +440,6 @@ func (js *jsonState) topObject(start int64) error {
 			json.Unmarshal(raw, &lc.kind)
 		case "apiVersion":
 			json.Unmarshal(raw, &lc.apiVersion)
-		case "type":
-			hasType = true
-		case "object":
-			hasObject = true
 		}
 	}
 	if _, err := js.token(); err != nil {
@@ -456,7 +451,6 @@ func (js *jsonState) topObject(start int64) error {
 		js.t.mark(end)
 		return nil
 	}
-	_ = hasType && hasObject
 	raw := js.t.slice(start, end)
 	line := js.t.line(start)
 	err := js.d.top(raw, line, start)

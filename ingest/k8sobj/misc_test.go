@@ -144,14 +144,12 @@ func TestLargeListStreams(t *testing.T) {
 	c := &countHandler{}
 	d := &decoder{name: "big", h: c, st: &st}
 	d.em = emitter{h: c, stats: &st}
-	js := &jsonState{d: d, t: tr}
 	maxWin := 0
 	c.onRow = func() {
 		if cap(tr.win) > maxWin {
 			maxWin = cap(tr.win)
 		}
 	}
-	_ = js
 	if err := d.jsonStream(tr); err != nil {
 		t.Fatal(err)
 	}
