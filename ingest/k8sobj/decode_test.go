@@ -212,7 +212,7 @@ func (f *failingHandler) Row(r Record) error { return errors.New("appender full"
 
 func TestHandlerErrorStops(t *testing.T) {
 	for _, name := range []string{"combined.good.json", "multidoc.good.yaml", "watch-w.good.json"} {
-		_, err := Decode(name, strings.NewReader(string(fixtures(t)[name])), &failingHandler{})
+		_, err := Decode(name, strings.NewReader(string(readFixture(t, name))), &failingHandler{})
 		if err == nil || err.Error() != "appender full" {
 			t.Errorf("%s: err %v", name, err)
 		}
@@ -232,7 +232,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestReadErrorIsReturned(t *testing.T) {
 	for _, name := range []string{"combined.good.json", "multidoc.good.yaml"} {
-		data := string(fixtures(t)[name])
+		data := string(readFixture(t, name))
 		_, err := Decode(name, &failingReader{data[:len(data)/2]}, &collector{})
 		if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "reading "+name+" line ") {
 			t.Errorf("%s: err %v", name, err)

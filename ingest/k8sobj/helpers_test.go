@@ -65,3 +65,12 @@ func TestDumpFixtures(t *testing.T) {
 		}
 	}
 }
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

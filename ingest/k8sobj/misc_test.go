@@ -79,7 +79,7 @@ func TestTimeFromFileName(t *testing.T) {
 }
 
 func TestDecodeObject(t *testing.T) {
-	body := fixtures(t)["single.good.json"]
+	body := readFixture(t, "single.good.json")
 	c := &collector{}
 	if err := DecodeObject(body, ObjectOptions{Event: "update", Line: 77}, c); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestDecodeObject(t *testing.T) {
 	}
 	// Delete with the deleted object as body keeps its labels.
 	c = &collector{}
-	if err := DecodeObject(fixtures(t)["single.good.yaml"][:0], ObjectOptions{Kind: "pods", Namespace: "shop", Name: "web-1", Deleted: true}, c); err != nil {
+	if err := DecodeObject(readFixture(t, "single.good.yaml")[:0], ObjectOptions{Kind: "pods", Namespace: "shop", Name: "web-1", Deleted: true}, c); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.rows) != 1 || !c.rows[0].(Pod).Deleted {
@@ -127,7 +127,7 @@ func TestDecodeObject(t *testing.T) {
 // TestLargeListStreams checks that a List is decoded item by item: the tracker's window stays
 // near the size of one item however long the list is.
 func TestLargeListStreams(t *testing.T) {
-	item := string(fixtures(t)["single.good.json"])
+	item := string(readFixture(t, "single.good.json"))
 	var b strings.Builder
 	b.WriteString(`{"apiVersion":"v1","items":[`)
 	const n = 20000
