@@ -14,6 +14,8 @@ import (
 
 func TestRealSnapshots(t *testing.T) {
 	files, _ := filepath.Glob("../../samples/*/snapshots/*")
+	watch, _ := filepath.Glob("../../samples/*/watch/*")
+	files = append(files, watch...)
 	if len(files) == 0 {
 		t.Skip("no real snapshots under samples/*/snapshots")
 	}
@@ -35,6 +37,9 @@ func TestRealSnapshots(t *testing.T) {
 		}
 		if st.Bad != 0 || st.Objects == 0 || st.Rows[TableEndpointAddresses] == 0 {
 			t.Errorf("%s: %+v bad %+v", f, st, c.bad)
+		}
+		if strings.Contains(f, "/flapping/watch/") && (st.Objects != 40 || st.Kinds["Endpoints"] != 40) {
+			t.Errorf("%s: want the 40 Endpoints objects of the -w stream, got %+v", f, st)
 		}
 		for _, r := range addr(t, c) {
 			if r.Line == 0 || r.Seq == 0 || r.Namespace == "" || r.Name == "" {
@@ -124,4 +129,23 @@ func TestRealAuditBodies(t *testing.T) {
 		t.Error("no address rows for lab/web")
 	}
 	t.Logf("%d rows from audit bodies, locks %v", len(c.rows), holders)
+}
+
+func TestRealAuditLogsNotDetected(t *testing.T) {
+	files, _ := filepath.Glob("../../samples/*/audit.log")
+	if len(files) == 0 {
+		t.Skip("no audit logs under samples/")
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 8192)
+		n, _ := fh.Read(head)
+		fh.Close()
+		if Detect(head[:n]) {
+			t.Errorf("%s detected as Kubernetes objects", f)
+		}
+	}
 }
