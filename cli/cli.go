@@ -46,6 +46,7 @@ func verbs() []verb {
 		{"query", "run SQL over the loaded tables", runQuery},
 		{"run", "ingest into a temporary database and report what was loaded", runRun},
 		{"schema", "document every table and column", runSchema},
+		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
 		{"version", "print the version", runVersion},
 	}
 }

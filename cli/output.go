@@ -51,6 +51,8 @@ func readRows(rows *sql.Rows) (*resultSet, error) {
 	return rs, rows.Err()
 }
 
+func (rs *resultSet) isJSON(col int) bool { return col < len(rs.json) && rs.json[col] }
+
 type outputFlag struct {
 	format  string
 	allowed []string
@@ -89,7 +91,7 @@ func writeTable(w io.Writer, rs *resultSet) error {
 	for _, row := range rs.rows {
 		cells := make([]string, len(row))
 		for i, v := range row {
-			s := textValue(v, rs.json[i])
+			s := textValue(v, rs.isJSON(i))
 			if v == nil {
 				s = "NULL"
 			}
@@ -120,7 +122,7 @@ func writeCSV(w io.Writer, rs *resultSet) error {
 	for _, row := range rs.rows {
 		rec := make([]string, len(row))
 		for i, v := range row {
-			rec[i] = textValue(v, rs.json[i])
+			rec[i] = textValue(v, rs.isJSON(i))
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -142,7 +144,7 @@ func writeJSON(w io.Writer, rs *resultSet) error {
 			k, _ := json.Marshal(rs.columns[i])
 			b.Write(k)
 			b.WriteByte(':')
-			val, err := jsonValue(v, rs.json[i])
+			val, err := jsonValue(v, rs.isJSON(i))
 			if err != nil {
 				return fmt.Errorf("column %s: %w", rs.columns[i], err)
 			}

@@ -44,7 +44,11 @@ type Options struct {
 	KeepSecretBodies bool // keep bodies of Secrets, TokenReviews and token requests
 	Progress         Progress
 	Log              io.Writer // one summary line per file; nil for none
+	Node             string    // node of conntrack evidence outside a <node>/<time>/ bundle
+	At               time.Time // capture time of evidence without one in its path
 }
+
+var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
 
 // Progress receives the progress of each file's load.
 type Progress interface {
@@ -101,7 +105,11 @@ func (in *Ingester) Ingest(ctx context.Context, paths []string) ([]FileResult, e
 			errs = append(errs, ctx.Err())
 			break
 		}
-		r, err := in.ingestFile(ctx, f)
+		r, err := in.ingestFile(ctx, f.Path)
+		if errors.Is(err, errUnknownKind) && f.FromWalk {
+			r.Skipped = "not evidence kubesift reads"
+			err = nil
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -139,14 +147,20 @@ func (in *Ingester) logResult(r FileResult) {
 	}
 }
 
+// Input is one file to load.
+type Input struct {
+	Path     string
+	FromWalk bool // found by walking a directory: skipped quietly when it is not evidence
+}
+
 // ExpandPaths turns the command line's inputs into a list of files: directories are walked
 // recursively (hidden entries skipped), globs are expanded, "-" stands for stdin. A name that
 // matches nothing is an error.
-func ExpandPaths(paths []string) ([]string, error) {
-	var files []string
+func ExpandPaths(paths []string) ([]Input, error) {
+	var files []Input
 	for _, p := range paths {
 		if p == "-" {
-			files = append(files, p)
+			files = append(files, Input{Path: p})
 			continue
 		}
 		matches := []string{p}
@@ -166,7 +180,7 @@ func ExpandPaths(paths []string) ([]string, error) {
 				return nil, err
 			}
 			if !st.IsDir() {
-				files = append(files, m)
+				files = append(files, Input{Path: m})
 				continue
 			}
 			err = filepath.WalkDir(m, func(path string, d os.DirEntry, err error) error {
@@ -180,7 +194,7 @@ func ExpandPaths(paths []string) ([]string, error) {
 					return nil
 				}
 				if !d.IsDir() && !ignoredFile(d.Name()) {
-					files = append(files, path)
+					files = append(files, Input{Path: path, FromWalk: true})
 				}
 				return nil
 			})
@@ -208,11 +222,15 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	}
 	defer src.Close()
 
+	if len(src.Head) == 0 {
+		r.Skipped = "empty file"
+		return r, nil
+	}
 	r.Kind = in.opt.Kind
 	if r.Kind == KindAuto {
 		k, ok := DetectKind(path, src.Head)
 		if !ok {
-			return r, fmt.Errorf("reading %s: cannot tell what kind of evidence this is (not an audit log, conntrack dump or Kubernetes object snapshot); pass --kind", path)
+			return r, fmt.Errorf("reading %s: %w (not an audit log, conntrack dump or Kubernetes object snapshot); pass --kind", path, errUnknownKind)
 		}
 		r.Kind = k
 	}
@@ -227,7 +245,9 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	}
 	defer conn.Close()
 
-	if src.Size >= 0 {
+	// An audit log identical to one loaded before is skipped outright. Node and snapshot evidence
+	// is not: the same counters captured at another time are a new observation.
+	if src.Size >= 0 && r.Kind == KindAudit {
 		var prev sql.NullInt64
 		var prevPath sql.NullString
 		err := conn.QueryRowContext(ctx, `SELECT load_id, source_file FROM ingest_files
@@ -302,7 +322,8 @@ type loadFunc func(ctx context.Context, conn *sql.Conn, src *source, r *FileResu
 
 func (in *Ingester) loaders() map[Kind]loadFunc {
 	return map[Kind]loadFunc{
-		KindAudit: in.loadAudit,
+		KindAudit:     in.loadAudit,
+		KindConntrack: in.loadConntrack,
 	}
 }
 

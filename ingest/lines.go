@@ -133,3 +133,28 @@ func (lr *lineReader) skipOversized(head []byte) *oversizedLine {
 func (o *oversizedLine) reason(limit int) string {
 	return fmt.Sprintf("line is %d bytes, longer than the %d-byte limit (raise --max-line-bytes, and --memory-limit to about ten times that, to load it)", o.length, limit)
 }
+
+// countingLines counts the bytes and lines read through it.
+type countingLines struct {
+	r        io.Reader
+	n        int64
+	newlines int64
+	last     byte
+}
+
+func (c *countingLines) Read(p []byte) (int, error) {
+	m, err := c.r.Read(p)
+	if m > 0 {
+		c.n += int64(m)
+		c.newlines += int64(bytes.Count(p[:m], []byte{'\n'}))
+		c.last = p[m-1]
+	}
+	return m, err
+}
+
+func (c *countingLines) lines() int64 {
+	if c.n > 0 && c.last != '\n' {
+		return c.newlines + 1
+	}
+	return c.newlines
+}

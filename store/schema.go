@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,11 +22,7 @@ type Table struct {
 }
 
 // Tables lists every table kubesift creates, in documentation order.
-var Tables = []Table{
-	auditEventsTable,
-	ingestErrorsTable,
-	ingestFilesTable,
-}
+var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), []Table{ingestErrorsTable, ingestFilesTable})
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t.
 func (t Table) DDL() string {
@@ -36,7 +33,7 @@ func (t Table) DDL() string {
 		if i == len(t.Columns)-1 {
 			sep = ""
 		}
-		fmt.Fprintf(&b, "  %s %s%s\n", c.Name, c.Type, sep)
+		fmt.Fprintf(&b, "  \"%s\" %s%s\n", c.Name, c.Type, sep)
 	}
 	b.WriteString(")")
 	return b.String()

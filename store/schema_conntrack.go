@@ -1,10 +1,10 @@
 package store
 
 // Conntrack tables. Every table starts with the three columns the ingest glue
-// supplies (node, captured_at, source_file); the remaining columns map one to
+// supplies (node, captured_at, source_file); the following columns map one to
 // one, in order, to the fields of the records of package ingest/conntrack
 // (Entry, Event, Stat, Limits, KernelEvent), whose Values() method returns
-// them in this order.
+// them in this order; the last column is the load_id.
 
 func conntrackLeadingColumns(what string) []Column {
 	return []Column{
@@ -169,8 +169,15 @@ var kernelEventsTable = Table{
 }
 
 // ConntrackTables returns the conntrack tables in documentation order
-// (entries, events, stats, limits, kernel events). The ingest/conntrack tests
-// use it to check that record Values() match the columns.
+// (entries, events, stats, limits, kernel events), each ending with load_id.
+// The ingest/conntrack tests use it to check that record Values() match the
+// columns between the leading three and load_id.
 func ConntrackTables() []Table {
-	return []Table{conntrackEntriesTable, conntrackEventsTable, conntrackStatsTable, conntrackLimitsTable, kernelEventsTable}
+	tables := []Table{conntrackEntriesTable, conntrackEventsTable, conntrackStatsTable, conntrackLimitsTable, kernelEventsTable}
+	for i := range tables {
+		tables[i].Columns = append(tables[i].Columns[:len(tables[i].Columns):len(tables[i].Columns)], loadIDColumn)
+	}
+	return tables
 }
+
+var loadIDColumn = Column{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"}

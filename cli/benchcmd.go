@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kubesift/kubesift/ingest/auditgen"
+)
+
+// baselineColumns are the audit event's top-level fields as read_ndjson would read them
+// with explicit columns: the bare DuckDB load kubesift's ingestion is measured against.
+const baselineColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR', auditID: 'VARCHAR', stage: 'VARCHAR',
+ requestURI: 'VARCHAR', verb: 'VARCHAR', user: 'STRUCT(username VARCHAR, uid VARCHAR, groups VARCHAR[])',
+ impersonatedUser: 'STRUCT(username VARCHAR)', sourceIPs: 'VARCHAR[]', userAgent: 'VARCHAR',
+ objectRef: 'STRUCT(resource VARCHAR, namespace VARCHAR, name VARCHAR, uid VARCHAR, apiGroup VARCHAR, apiVersion VARCHAR, resourceVersion VARCHAR, subresource VARCHAR)',
+ responseStatus: 'STRUCT(code INTEGER, status VARCHAR, reason VARCHAR, message VARCHAR)',
+ requestObject: 'JSON', responseObject: 'JSON', requestReceivedTimestamp: 'TIMESTAMPTZ', stageTimestamp: 'TIMESTAMPTZ',
+ annotations: 'MAP(VARCHAR, VARCHAR)'}`
+
+func runBench(ctx context.Context, e *env, args []string) error {
+	fs, _ := newFlags(e, "bench", "[--input FILE]",
+		"Measure audit ingestion against DuckDB's own read_ndjson of the same file into a database\n"+
+			"file, in the same run. Without --input it first generates a realistic audit log. Each run\n"+
+			"loads into a fresh database file; the order of the two alternates between runs. Prints\n"+
+			"MB/s of both, their ratio (target >= 0.8) and kubesift's peak RSS, per run and as medians.")
+	size := fs.String("size", "1GB", "size of the generated audit log (e.g. 256MB, 1GB, 2GB)")
+	input := fs.String("input", "", "benchmark this audit log instead of a generated one")
+	gz := fs.Bool("gzip", false, "gzip the generated log (both loaders then read the .gz)")
+	runs := fs.Int("runs", 3, "number of runs of each loader")
+	dir := fs.String("dir", "", "directory for the generated log and databases (default: a temporary directory, removed afterwards)")
+	largeBodies := fs.Float64("large-body-fraction", 0.002, "share of generated events with a 64-512 KB body")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	bytes, err := parseSize(*size)
+	if err != nil {
+		return usageError{err}
+	}
+	if *runs < 1 {
+		return usagef("--runs must be at least 1")
+	}
+	work := *dir
+	if work == "" {
+		work, err = os.MkdirTemp("", "kubesift-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	path := *input
+	if path == "" {
+		path, err = generateBenchLog(e, work, bytes, *gz, *largeBodies)
+		if err != nil {
+			return err
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	mb := float64(st.Size()) / 1e6
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "input %s: %.0f MB on disk\n", path, mb)
+	fmt.Fprintf(e.stdout, "%-4s %14s %14s %7s %12s\n", "run", "read_ndjson", "kubesift", "ratio", "kubesift RSS")
+	var base, ours, ratios, rss []float64
+	for i := 0; i < *runs; i++ {
+		var b, k time.Duration
+		var peak int64
+		bench := func() error {
+			db := filepath.Join(work, "baseline.duckdb")
+			removeDB(db)
+			defer removeDB(db)
+			b, err = timeBaseline(ctx, db, path)
+			return err
+		}
+		mine := func() error {
+			db := filepath.Join(work, "kubesift.duckdb")
+			removeDB(db)
+			defer removeDB(db)
+			k, peak, err = timeIngest(ctx, self, db, path)
+			return err
+		}
+		order := []func() error{bench, mine}
+		if i%2 == 1 {
+			order = []func() error{mine, bench}
+		}
+		for _, f := range order {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		base = append(base, mb/b.Seconds())
+		ours = append(ours, mb/k.Seconds())
+		ratios = append(ratios, b.Seconds()/k.Seconds())
+		rss = append(rss, float64(peak)/(1<<20))
+		fmt.Fprintf(e.stdout, "%-4d %9.0f MB/s %9.0f MB/s %7.2f %9.0f MiB\n", i+1, base[i], ours[i], ratios[i], rss[i])
+	}
+	fmt.Fprintf(e.stdout, "%-4s %9.0f MB/s %9.0f MB/s %7.2f %9.0f MiB\n", "med", median(base), median(ours), median(ratios), median(rss))
+	return nil
+}
+
+func removeDB(path string) {
+	os.Remove(path)
+	os.Remove(path + ".wal")
+}
+
+func generateBenchLog(e *env, dir string, size int64, gz bool, largeBodies float64) (string, error) {
+	path := filepath.Join(dir, "audit-bench.log")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	start := time.Now()
+	st, err := auditgen.Generate(w, auditgen.Options{Seed: 1, TargetBytes: size, LargeBodyFraction: largeBodies})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("generating %s: %w", path, err)
+	}
+	fmt.Fprintf(e.stdout, "generated %s: %d events, %d bytes in %.1fs\n", path, st.Events, st.Bytes, time.Since(start).Seconds())
+	if !gz {
+		return path, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	out, err := os.Create(path + ".gz")
+	if err != nil {
+		return "", err
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
+	if err := auditgen.WriteGzip(bw, data, 1); err != nil {
+		out.Close()
+		return "", err
+	}
+	if err := bw.Flush(); err != nil {
+		out.Close()
+		return "", err
+	}
+	os.Remove(path)
+	return path + ".gz", out.Close()
+}
+
+// timeBaseline loads path with read_ndjson into a new table of a new database file.
+func timeBaseline(ctx context.Context, dbPath, path string) (time.Duration, error) {
+	db, err := sql.Open("duckdb", dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = db.ExecContext(ctx, "CREATE TABLE baseline AS SELECT * FROM read_ndjson($1, columns = "+baselineColumns+")", path)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "CHECKPOINT")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("baseline read_ndjson of %s: %w", path, err)
+	}
+	return time.Since(start), nil
+}
+
+// timeIngest runs `kubesift ingest` on path as a child process, for its wall time and peak RSS.
+func timeIngest(ctx context.Context, self, dbPath, path string) (time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, self, "ingest", "--quiet", "--db", dbPath, path)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("kubesift ingest %s: %w", path, err)
+	}
+	elapsed := time.Since(start)
+	var peak int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = ru.Maxrss * 1024 // Linux reports KiB
+	}
+	return elapsed, peak, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// parseSize parses sizes like 512MB, 1GB, 2GiB or a plain byte count.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	u := strings.ToUpper(strings.TrimSpace(s))
+	for _, unit := range units {
+		if num, ok := strings.CutSuffix(u, unit.suffix); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || f <= 0 {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return int64(f * float64(unit.mult)), nil
+		}
+	}
+	n, err := strconv.ParseInt(u, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 512MB or 1GB)", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestMain lets tests run the real CLI in a child process (the test binary re-executed with
+// KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const realAuditLog = "../samples/real-lab/audit.log"
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader(""), getenv: func(string) string { return "" }, isTerminal: func(uintptr) bool { return false }}
+	code := e.main(context.Background(), args)
+	return result{code, out.String(), errb.String()}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -tags duckdb_arrow ./cli -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
+	}
+}
+
+func loadedDB(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	if r := runCLI(t, "ingest", "--db", db, realAuditLog); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	return db
+}
+
+func TestQueryGolden(t *testing.T) {
+	db := loadedDB(t)
+	queries := map[string]string{
+		"verbs":  "SELECT verb, count(*) AS events, count(DISTINCT username) AS users FROM audit_events GROUP BY verb ORDER BY events DESC, verb",
+		"values": "SELECT audit_id, stage_at, latency_ms, groups, annotations, watch, watch_rv, label_selector FROM audit_events WHERE verb = 'watch' ORDER BY stage_at, audit_id, stage LIMIT 3",
+		"bodies": "SELECT name, object_rv, response_object->'$.subsets' AS subsets FROM audit_events WHERE resource = 'endpoints' AND verb = 'update' AND name = 'web' ORDER BY stage_at LIMIT 2",
+	}
+	for name, q := range queries {
+		for _, format := range []string{"table", "json", "csv"} {
+			t.Run(name+"."+format, func(t *testing.T) {
+				r := runCLI(t, "query", "--db", db, "-o", format, q)
+				if r.code != ExitOK {
+					t.Fatalf("query: %+v", r)
+				}
+				golden(t, "query-"+name+"."+format, r.stdout)
+			})
+		}
+	}
+}
+
+func TestQueryIsSandboxed(t *testing.T) {
+	db := loadedDB(t)
+	secret := filepath.Join(t.TempDir(), "secret.csv")
+	os.WriteFile(secret, []byte("a,b\n1,2\n"), 0o644)
+	for _, q := range []string{
+		"SELECT * FROM read_csv('" + secret + "')",
+		"COPY audit_events TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
+		"ATTACH '" + filepath.Join(t.TempDir(), "other.duckdb") + "' AS other",
+		"SET enable_external_access = true",
+		"INSTALL httpfs",
+	} {
+		r := runCLI(t, "query", "--db", db, q)
+		if r.code != ExitError {
+			t.Errorf("%s: exit %d, want %d (refused); stdout %q", q, r.code, ExitError, r.stdout)
+		}
+	}
+}
+
+func TestExitCodesAndUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, ExitUsage, ""},
+		{[]string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
+		{[]string{"ingest"}, ExitUsage, "no PATH given"},
+		{[]string{"ingest", "--kind", "pcap", "x"}, ExitUsage, `unknown kind "pcap"`},
+		{[]string{"ingest", "--no-such-flag", "x"}, ExitUsage, "unknown flag: --no-such-flag"},
+		{[]string{"query", "-o", "yaml", "SELECT 1"}, ExitUsage, `unknown output format "yaml"`},
+		{[]string{"ingest", "--db", filepath.Join(t.TempDir(), "x.duckdb"), "/does/not/exist.log"}, ExitError, "/does/not/exist.log"},
+		{[]string{"query", "--db", "/does/not/exist.duckdb", "SELECT 1"}, ExitError, "/does/not/exist.duckdb"},
+		{[]string{"schema", "no_such_table"}, ExitUsage, `unknown table "no_such_table"`},
+		{[]string{"ingest", "-h"}, ExitOK, ""},
+		{[]string{"query", "-h"}, ExitOK, ""},
+		{[]string{"run", "-h"}, ExitOK, ""},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.msg) {
+			t.Errorf("kubesift %v: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.msg)
+		}
+	}
+	if r := runCLI(t, "ingest", "-h"); !strings.Contains(r.stdout, "--max-line-bytes") || !strings.Contains(r.stdout, "--quiet") {
+		t.Errorf("ingest -h does not document its flags: %q", r.stdout)
+	}
+}
+
+func TestRunReportsTables(t *testing.T) {
+	r := runCLI(t, "run", "-o", "csv", realAuditLog)
+	if r.code != ExitOK {
+		t.Fatalf("run: %+v", r)
+	}
+	if !strings.Contains(r.stdout, "audit_events,1204\n") || !strings.Contains(r.stdout, "ingest_errors,0\n") {
+		t.Errorf("run output %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "1204 rows loaded") {
+		t.Errorf("run summary %q", r.stderr)
+	}
+	if q := runCLI(t, "run", "--quiet", realAuditLog); q.stderr != "" {
+		t.Errorf("--quiet still wrote %q", q.stderr)
+	}
+}
+
+func TestSchemaDocIsCurrent(t *testing.T) {
+	r := runCLI(t, "schema")
+	if r.code != ExitOK {
+		t.Fatal(r)
+	}
+	path := "../docs/schema.md"
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, []byte(r.stdout), 0o644)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || string(want) != r.stdout {
+		t.Errorf("docs/schema.md is not what 'kubesift schema' prints; run go test -tags duckdb_arrow ./cli -update")
+	}
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/ingest/auditgen"
+)
+
+// kubesift returns the CLI as a child process (this test binary re-executed, see TestMain).
+func kubesift(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "KUBESIFT_TEST_MAIN=1")
+	return cmd
+}
+
+// startHoldingIngest starts `kubesift ingest --db db -` and feeds it part of data; the
+// process then waits for more input in the middle of its file's transaction.
+func startHoldingIngest(t *testing.T, db string, partial []byte) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := kubesift("ingest", "--db", db, "-")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdin.Write(partial); err != nil {
+		t.Fatal(err)
+	}
+	// The database file appears once the process has opened it and holds its lock.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(db); err == nil {
+			time.Sleep(300 * time.Millisecond)
+			return cmd, stdin, &stderr
+		}
+	}
+	t.Fatal("ingest did not open its database")
+	return nil, nil, nil
+}
+
+func generated(t *testing.T, events int) []byte {
+	t.Helper()
+	data, _, err := auditgen.GenerateBytes(auditgen.Options{Seed: 7, MaxEvents: int64(events), LargeBodyFraction: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestSecondProcessGetsClearError: while one process writes, another gets "in use", not a hang.
+func TestSecondProcessGetsClearError(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "busy.duckdb")
+	data := generated(t, 2000)
+	writer, stdin, stderr := startHoldingIngest(t, db, data[:len(data)/2])
+
+	for _, args := range [][]string{
+		{"query", "--db", db, "SELECT count(*) FROM audit_events"},
+		{"ingest", "--db", db, realAuditLog},
+	} {
+		cmd := kubesift(args...)
+		var out bytes.Buffer
+		cmd.Stderr = &out
+		done := make(chan error, 1)
+		go func() { done <- cmd.Run() }()
+		select {
+		case err := <-done:
+			if cmd.ProcessState.ExitCode() != ExitError || !strings.Contains(out.String(), "database is in use by another kubesift process") {
+				t.Errorf("%v: exit %d (%v), stderr %q", args, cmd.ProcessState.ExitCode(), err, out.String())
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v hung on a busy database", args)
+		}
+	}
+
+	stdin.Write(data[len(data)/2:])
+	stdin.Close()
+	if err := writer.Wait(); err != nil {
+		t.Fatalf("the writer failed: %v\n%s", err, stderr)
+	}
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT count(*) AS n FROM audit_events")
+	if r.stdout != "n\n2000\n" {
+		t.Errorf("after the writer finished: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// TestKillMidFileLeavesDatabaseAsBefore: a process killed in the middle of a file leaves the
+// rows of earlier files and none of the interrupted one; running again completes it.
+func TestKillMidFileLeavesDatabaseAsBefore(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "k.duckdb")
+	if r := runCLI(t, "ingest", "--db", db, realAuditLog); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	data := generated(t, 3000)
+	cmd, stdin, _ := startHoldingIngest(t, db, data[:len(data)*2/3])
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	stdin.Close()
+
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM audit_events) AS events, (SELECT count(*) FROM ingest_files) AS files")
+	if r.stdout != "events,files\n1204,1\n" {
+		t.Fatalf("after the kill: %q %q", r.stdout, r.stderr)
+	}
+	path := filepath.Join(dir, "generated.log")
+	os.WriteFile(path, data, 0o644)
+	if r := runCLI(t, "ingest", "--db", db, path); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	r = runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM audit_events) AS events, (SELECT count(*) FROM ingest_files) AS files")
+	if r.stdout != "events,files\n4204,2\n" {
+		t.Errorf("after the rerun: %q %q", r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,90 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// rowWriter appends rows to kubesift tables through DuckDB appenders on the load's
+// connection, so the rows belong to the file's transaction.
+type rowWriter struct {
+	conn   *sql.Conn
+	apps   map[string]*duckdb.Appender
+	counts map[string]int64
+}
+
+func newRowWriter(conn *sql.Conn) *rowWriter {
+	return &rowWriter{conn: conn, apps: map[string]*duckdb.Appender{}, counts: map[string]int64{}}
+}
+
+// append adds one row; values must cover every column of table in order.
+func (w *rowWriter) append(table string, values ...any) error {
+	app, ok := w.apps[table]
+	if !ok {
+		err := w.conn.Raw(func(dc any) error {
+			var err error
+			app, err = duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("appending to %s: %w", table, err)
+		}
+		w.apps[table] = app
+	}
+	for i, v := range values {
+		if m, ok := v.(map[any]any); ok {
+			values[i] = duckdb.Map(m)
+		}
+	}
+	dv := make([]driver.Value, len(values))
+	for i, v := range values {
+		dv[i] = v
+	}
+	if err := app.AppendRow(dv...); err != nil {
+		return fmt.Errorf("appending to %s: %w", table, err)
+	}
+	w.counts[table]++
+	return nil
+}
+
+// close flushes and closes every appender.
+func (w *rowWriter) close() error {
+	var errs []error
+	for table, app := range w.apps {
+		if err := app.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("writing %s: %w", table, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (w *rowWriter) total() int64 {
+	var n int64
+	for _, c := range w.counts {
+		n += c
+	}
+	return n
+}
+
+// removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
+// key columns (NULLs compare equal), and returns how many it deleted.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table string, loadID int64, key ...string) (int64, error) {
+	on := make([]string, len(key))
+	for i, k := range key {
+		on[i] = fmt.Sprintf("n.%s IS NOT DISTINCT FROM o.%s", k, k)
+	}
+	q := fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (
+		SELECT n.rowid FROM %s n SEMI JOIN (SELECT %s FROM %s WHERE load_id <> $1) o ON %s
+		WHERE n.load_id = $1)`, table, table, strings.Join(key, ", "), table, strings.Join(on, " AND "))
+	res, err := conn.ExecContext(ctx, q, loadID)
+	if err != nil {
+		return 0, fmt.Errorf("removing duplicate %s rows: %w", table, err)
+	}
+	return res.RowsAffected()
+}
