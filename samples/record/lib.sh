@@ -31,7 +31,8 @@ stop_pid() { # pidfile [grace-seconds]
   local f=$1 g=${2:-20} pid
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null | grep -q -e "$LAB" -e "kubectl" -e "timeout"; then
+  # snap-*.pid are subshells of the recording script itself (their cmdline is the script's)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null | grep -q -e "$LAB" -e "kubectl" -e "timeout" -e "samples/record/"; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 $((g * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && { log "SIGKILL $pid ($f)"; kill -KILL "$pid" 2>/dev/null || true; }

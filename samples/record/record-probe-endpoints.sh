@@ -4,6 +4,8 @@
 # (set through the pods/status subresource, as a kubelet would), each with an httpGet readiness probe
 # on :8080 and a tcpSocket liveness probe on :8081, both periodSeconds 1 (what probe_load.py generated).
 # Writes OUTDIR/endpoints-<RFC3339>.json (+ .yaml) with the real kubectl; no audit log is kept.
+# With CONNTRACK_OUT=DIR it runs conntrack-probe.sh DIR (root) while the cluster is up, between two
+# snapshots, so that the capture bundles and the snapshots are from the same minutes.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/lib.sh"
 OUT=${1:?usage: record-probe-endpoints.sh OUTDIR}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
@@ -32,4 +34,8 @@ done
 for _ in $(seq 1 60); do [ "$($KA -n shop get endpoints checkout-api -o jsonpath='{.subsets[0].addresses[*].ip}' 2>/dev/null | wc -w)" = 20 ] && break; sleep 0.25; done
 sleep 2
 snapshot_json "$OUT"; snapshot_yaml "$OUT"
+if [ -n "${CONNTRACK_OUT:-}" ]; then
+  bash "$HERE/conntrack-probe.sh" "$CONNTRACK_OUT"
+  snapshot_json "$OUT"
+fi
 log "stopping"; stop_all

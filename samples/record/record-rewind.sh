@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # record-rewind.sh OUTDIR : watch-rewind + endpoints-phantom-recreate, recorded on the real lab control plane.
 # See ../watch-rewind/README.md. Wall time ~2 min (plus ~15 s startup).
+# RESTART=0 (used for ../endpoints-phantom-recreate/): no apiserver restart, default etcd compaction,
+# phase 1 only (PHASE1 seconds, default 42).
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-APISERVER_EXTRA="--etcd-compaction-interval=15s"   # the apiserver's own etcd compaction, every 15 s (default 5m)
+RESTART=${RESTART:-1}; PHASE1=${PHASE1:-42}
+[ "$RESTART" = 1 ] && APISERVER_EXTRA="--etcd-compaction-interval=15s"   # the apiserver's own etcd compaction, every 15 s (default 5m)
 source "$HERE/lib.sh"
 OUT=${1:?usage: record-rewind.sh OUTDIR}; mkdir -p "$OUT/snapshots"; OUT=$(cd "$OUT" && pwd)
 ensure_binaries; ensure_pki
@@ -52,11 +55,15 @@ sleep 2
 mksvc lab checkout checkout
 $KA -n lab delete pod legacy-batch-1 --grace-period=0 --force >/dev/null 2>&1 || true
 log "phase 1: rewinds are served from the watch cache and replay the DELETED event"
-sleep 42
-restart_apiserver
-kill -0 "$(cat $RUN/kcm.pid)" 2>/dev/null || { log "kcm exited during the restart; starting it again"; start_kcm -2; }
-log "phase 2: the checkpoint is older than the new watch cache and compacted in etcd"
-sleep 40
+sleep "$PHASE1"
+if [ "$RESTART" = 1 ]; then
+  restart_apiserver
+  kill -0 "$(cat $RUN/kcm.pid)" 2>/dev/null || { log "kcm exited during the restart; starting it again"; start_kcm -2; }
+  log "phase 2: the checkpoint is older than the new watch cache and compacted in etcd"
+  sleep 40
+else
+  stop_pid $RUN/client-rewinder.pid 5
+fi
 for _ in $(seq 1 150); do kill -0 "$(cat $RUN/client-rewinder.pid)" 2>/dev/null || break; sleep 0.2; done
 stop_pid $RUN/snap-loop.pid 5; stop_pid $RUN/client-heartbeat.pid 2
 snapshot_json "$OUT/snapshots"; rm -f "$OUT"/snapshots/*.tmp
