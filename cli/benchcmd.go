@@ -5,14 +5,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/kubesift/kubesift/ingest/auditgen"
 )
@@ -28,7 +30,7 @@ const baselineColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHA
  annotations: 'MAP(VARCHAR, VARCHAR)'}`
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	fs, _ := newFlags(e, "bench", "[--input FILE]",
+	fs, c := newFlags(e, "bench", "[--input FILE]",
 		"Measure audit ingestion against DuckDB's own read_ndjson of the same file into a database\n"+
 			"file, in the same run. Without --input it first generates a realistic audit log. Each run\n"+
 			"loads into a fresh database file; the order of the two alternates between runs. Prints\n"+
@@ -90,7 +92,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			db := filepath.Join(work, "kubesift.duckdb")
 			removeDB(db)
 			defer removeDB(db)
-			k, peak, err = timeIngest(ctx, self, db, path)
+			k, peak, err = timeIngest(ctx, self, db, path, c.memoryLimit)
 			return err
 		}
 		order := []func() error{bench, mine}
@@ -119,15 +121,27 @@ func removeDB(path string) {
 
 func generateBenchLog(e *env, dir string, size int64, gz bool, largeBodies float64) (string, error) {
 	path := filepath.Join(dir, "audit-bench.log")
+	if gz {
+		path += ".gz"
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	var w io.Writer = f
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(f)
+		w = zw
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
 	start := time.Now()
-	st, err := auditgen.Generate(w, auditgen.Options{Seed: 1, TargetBytes: size, LargeBodyFraction: largeBodies})
+	st, err := auditgen.Generate(bw, auditgen.Options{Seed: 1, TargetBytes: size, LargeBodyFraction: largeBodies})
 	if err == nil {
-		err = w.Flush()
+		err = bw.Flush()
+	}
+	if zw != nil && err == nil {
+		err = zw.Close()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -135,29 +149,8 @@ func generateBenchLog(e *env, dir string, size int64, gz bool, largeBodies float
 	if err != nil {
 		return "", fmt.Errorf("generating %s: %w", path, err)
 	}
-	fmt.Fprintf(e.stdout, "generated %s: %d events, %d bytes in %.1fs\n", path, st.Events, st.Bytes, time.Since(start).Seconds())
-	if !gz {
-		return path, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	out, err := os.Create(path + ".gz")
-	if err != nil {
-		return "", err
-	}
-	bw := bufio.NewWriterSize(out, 1<<20)
-	if err := auditgen.WriteGzip(bw, data, 1); err != nil {
-		out.Close()
-		return "", err
-	}
-	if err := bw.Flush(); err != nil {
-		out.Close()
-		return "", err
-	}
-	os.Remove(path)
-	return path + ".gz", out.Close()
+	fmt.Fprintf(e.stdout, "generated %s: %d events, %d bytes (uncompressed) in %.1fs\n", path, st.Events, st.Bytes, time.Since(start).Seconds())
+	return path, nil
 }
 
 // timeBaseline loads path with read_ndjson into a new table of a new database file.
@@ -178,20 +171,49 @@ func timeBaseline(ctx context.Context, dbPath, path string) (time.Duration, erro
 	return time.Since(start), nil
 }
 
-// timeIngest runs `kubesift ingest` on path as a child process, for its wall time and peak RSS.
-func timeIngest(ctx context.Context, self, dbPath, path string) (time.Duration, int64, error) {
-	cmd := exec.CommandContext(ctx, self, "ingest", "--quiet", "--db", dbPath, path)
+// timeIngest runs `kubesift ingest` on path as a child process, for its wall time and peak
+// RSS. The peak is the child's VmHWM, sampled until it exits: the rusage of a child would
+// also count the memory of this process at fork time.
+func timeIngest(ctx context.Context, self, dbPath, path, memoryLimit string) (time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, self, "ingest", "--quiet", "--memory-limit", memoryLimit, "--db", dbPath, path)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("kubesift ingest %s: %w", path, err)
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
 	}
-	elapsed := time.Since(start)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	var peak int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peak = ru.Maxrss * 1024 // Linux reports KiB
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return 0, 0, fmt.Errorf("kubesift ingest %s: %w", path, err)
+			}
+			return time.Since(start), peak, nil
+		case <-tick.C:
+			if hwm := vmHWM(cmd.Process.Pid); hwm > peak {
+				peak = hwm
+			}
+		}
 	}
-	return elapsed, peak, nil
+}
+
+// vmHWM returns the peak resident set size of a running process in bytes (0 if unknown).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 func median(v []float64) float64 {
