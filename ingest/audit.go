@@ -122,6 +122,11 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	}
 	st.Rows = inserted - int64(len(rejects)) - dups
 	st.Duplicates = dups
+	objectRejects, err := deriveObjectsFromAudit(ctx, conn, src.Name, st.LoadID)
+	if err != nil {
+		return fmt.Errorf("deriving object states from %s: %w", src.Name, err)
+	}
+	rejects = append(rejects, objectRejects...)
 	rejects = append(rejects, goRejects...)
 	if readErr != nil {
 		st.Note = fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", st.Lines, st.readBytes, readErr)

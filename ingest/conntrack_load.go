@@ -8,11 +8,12 @@ import (
 	"github.com/kubesift/kubesift/ingest/conntrack"
 )
 
-// conntrackTables maps record kinds to their table and the columns that identify a row across
-// loads: the same capture read from two formats, or dmesg's cumulative log, adds rows once.
+// conntrackDedupKeys are the columns that identify a row across loads: the same capture read
+// from two formats, or dmesg's cumulative log, adds rows once. conntrack -L leaves out zone 0,
+// /proc prints it.
 var conntrackDedupKeys = map[string][]string{
-	"conntrack_entries": {"node", "captured_at", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_type", "orig_icmp_code", "orig_icmp_id", "zone"},
-	"conntrack_events":  {"node", "event_time", "event_type", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_id", "state"},
+	"conntrack_entries": {"node", "captured_at", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_type", "orig_icmp_code", "orig_icmp_id", "coalesce(%[1]s.zone, 0)"},
+	"conntrack_events":  {"node", "event_time", "event_type", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_id", "coalesce(%[1]s.zone, 0)", "state"},
 	"conntrack_stats":   {"node", "captured_at", "cpu"},
 	"conntrack_limits":  {"node", "captured_at", "format"},
 	"kernel_events":     {"node", "raw"},

@@ -6,12 +6,16 @@ import (
 	"strings"
 
 	"github.com/kubesift/kubesift/ingest/conntrack"
+	"github.com/kubesift/kubesift/ingest/k8sobj"
 )
 
 // DetectKind guesses the kind of evidence from a file's name and first bytes (decompressed).
 func DetectKind(name string, head []byte) (Kind, bool) {
 	if looksLikeAudit(head) {
 		return KindAudit, true
+	}
+	if k8sobj.Detect(head) {
+		return KindEndpoints, true
 	}
 	if _, ok := conntrack.DetectFormat(head); ok {
 		return KindConntrack, true

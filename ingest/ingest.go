@@ -107,7 +107,7 @@ func (in *Ingester) Ingest(ctx context.Context, paths []string) ([]FileResult, e
 		}
 		r, err := in.ingestFile(ctx, f.Path)
 		if errors.Is(err, errUnknownKind) && f.FromWalk {
-			r.Skipped = "not evidence kubesift reads"
+			r.Skipped = skippedNotEvidence
 			err = nil
 		}
 		if err != nil {
@@ -117,7 +117,40 @@ func (in *Ingester) Ingest(ctx context.Context, paths []string) ([]FileResult, e
 		results = append(results, r)
 		in.logResult(r)
 	}
+	in.logSkipped(results)
 	return results, errors.Join(errs...)
+}
+
+const (
+	skippedNotEvidence = "not evidence kubesift reads"
+	skippedEmpty       = "empty file"
+)
+
+// logSkipped sums up, in one line, the files of walked directories that were not evidence or
+// were empty, rather than a line each.
+func (in *Ingester) logSkipped(results []FileResult) {
+	if in.opt.Log == nil {
+		return
+	}
+	var notEvidence, empty []string
+	for _, r := range results {
+		switch r.Skipped {
+		case skippedNotEvidence:
+			notEvidence = append(notEvidence, r.Path)
+		case skippedEmpty:
+			empty = append(empty, r.Path)
+		}
+	}
+	var parts []string
+	if len(notEvidence) > 0 {
+		parts = append(parts, fmt.Sprintf("%d files that are not evidence (e.g. %s)", len(notEvidence), notEvidence[0]))
+	}
+	if len(empty) > 0 {
+		parts = append(parts, fmt.Sprintf("%d empty files", len(empty)))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(in.opt.Log, "skipped %s\n", strings.Join(parts, " and "))
+	}
 }
 
 func (in *Ingester) logResult(r FileResult) {
@@ -125,6 +158,8 @@ func (in *Ingester) logResult(r FileResult) {
 		return
 	}
 	switch {
+	case r.Skipped == skippedNotEvidence || r.Skipped == skippedEmpty:
+		return // summed up by logSkipped
 	case r.Skipped != "":
 		fmt.Fprintf(in.opt.Log, "%s: skipped: %s\n", r.Path, r.Skipped)
 		return
@@ -223,7 +258,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	defer src.Close()
 
 	if len(src.Head) == 0 {
-		r.Skipped = "empty file"
+		r.Skipped = skippedEmpty
 		return r, nil
 	}
 	r.Kind = in.opt.Kind
@@ -324,6 +359,7 @@ func (in *Ingester) loaders() map[Kind]loadFunc {
 	return map[Kind]loadFunc{
 		KindAudit:     in.loadAudit,
 		KindConntrack: in.loadConntrack,
+		KindEndpoints: in.loadEndpoints,
 	}
 }
 

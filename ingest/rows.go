@@ -73,15 +73,19 @@ func (w *rowWriter) total() int64 {
 }
 
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// key columns (NULLs compare equal), and returns how many it deleted.
+// key (NULLs compare equal), and returns how many it deleted. A key item is a column name, or
+// an expression with %[1]s standing for the table alias, e.g. "coalesce(%[1]s.zone, 0)".
 func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table string, loadID int64, key ...string) (int64, error) {
 	on := make([]string, len(key))
 	for i, k := range key {
-		on[i] = fmt.Sprintf("n.%s IS NOT DISTINCT FROM o.%s", k, k)
+		if !strings.Contains(k, "%[1]s") {
+			k = "%[1]s." + k
+		}
+		on[i] = fmt.Sprintf(k, "n") + " IS NOT DISTINCT FROM " + fmt.Sprintf(k, "o")
 	}
 	q := fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (
-		SELECT n.rowid FROM %s n SEMI JOIN (SELECT %s FROM %s WHERE load_id <> $1) o ON %s
-		WHERE n.load_id = $1)`, table, table, strings.Join(key, ", "), table, strings.Join(on, " AND "))
+		SELECT n.rowid FROM %s n SEMI JOIN %s o ON o.load_id <> $1 AND %s
+		WHERE n.load_id = $1)`, table, table, table, strings.Join(on, " AND "))
 	res, err := conn.ExecContext(ctx, q, loadID)
 	if err != nil {
 		return 0, fmt.Errorf("removing duplicate %s rows: %w", table, err)

@@ -22,7 +22,7 @@ type Table struct {
 }
 
 // Tables lists every table kubesift creates, in documentation order.
-var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), []Table{ingestErrorsTable, ingestFilesTable})
+var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), K8sObjectTables, []Table{ingestErrorsTable, ingestFilesTable})
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t.
 func (t Table) DDL() string {

@@ -60,9 +60,11 @@ func DetectFormat(head []byte) (Format, bool) {
 		}
 		if f, ok := detectLine(line); ok {
 			if f == FormatKernelLog {
-				// a log line; keep looking a little for a conntrack one
+				// A log line is a kernel log of interest only if it mentions conntrack: any
+				// program's log starts with a timestamp. (A dmesg without conntrack lines is
+				// recognised by its file name in the capture bundle instead.)
 				kernelHints++
-				if bytes.Contains(head, []byte("nf_conntrack")) || kernelHints > 3 {
+				if bytes.Contains(head, []byte("nf_conntrack: ")) {
 					return FormatKernelLog, true
 				}
 				continue
@@ -73,9 +75,6 @@ func DetectFormat(head []byte) (Format, bool) {
 			continue
 		}
 		return FormatUnknown, false
-	}
-	if kernelHints > 0 {
-		return FormatKernelLog, true
 	}
 	if trailers > 0 {
 		// only conntrack's "N flow entries have been shown." (its stderr)

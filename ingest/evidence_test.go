@@ -1,0 +1,90 @@
+package ingest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(to), 0o755)
+	if err := os.WriteFile(to, readFile(t, from), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConntrackBundle: a capture bundle gives every row its node and capture time, the same
+// capture in several formats adds its entries once, and loading it again adds nothing.
+func TestConntrackBundle(t *testing.T) {
+	real := "conntrack/testdata/real/acct_timestamp/"
+	bundle := filepath.Join(t.TempDir(), "node-a", "2026-11-21T04:28:20Z")
+	for _, f := range []string{"conntrack_L.txt", "conntrack_L_xml.xml", "proc_net_nf_conntrack.txt", "conntrack_S.txt", "proc_net_stat_nf_conntrack.txt"} {
+		copyFile(t, real+f, filepath.Join(bundle, f))
+	}
+	want := int64(bytes.Count(readFile(t, real+"conntrack_L.txt"), []byte(" src=")) / 2)
+
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, filepath.Dir(bundle))
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries"); n != want {
+		t.Errorf("%d entries from three formats of one capture, want %d (each once)", n, want)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries WHERE node = 'node-a' AND captured_at = '2026-11-21T04:28:20Z'"); n != want {
+		t.Errorf("%d entries carry the bundle's node and time, want %d", n, want)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_stats WHERE node = 'node-a'"); n == 0 || n != queryInt(t, db, "SELECT count(DISTINCT cpu) FROM conntrack_stats") {
+		t.Errorf("%d stats rows: conntrack -S and /proc/net/stat of one capture must give one row per CPU", n)
+	}
+	ingestFiles(t, db, Options{}, filepath.Dir(bundle))
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries"); n != want {
+		t.Errorf("after loading the bundle again: %d entries, want %d", n, want)
+	}
+}
+
+// TestConntrackLooseFileNeedsNodeAndTime: a loose file takes --node/--at; without them it
+// falls back to the file's time and says so.
+func TestConntrackLooseFileNeedsNodeAndTime(t *testing.T) {
+	path := "conntrack/testdata/real/acct_timestamp/conntrack_L.txt"
+	db := openTestDB(t)
+	at := time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC)
+	res := ingestFiles(t, db, Options{Node: "worker-7", At: at}, path)
+	if res[0].Note != "" {
+		t.Errorf("note %q with --node and --at", res[0].Note)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries WHERE node = 'worker-7' AND captured_at = '2026-11-21T04:00:00Z'"); n != res[0].Rows || n == 0 {
+		t.Errorf("%d rows with --node/--at of %d", n, res[0].Rows)
+	}
+	db2 := openTestDB(t)
+	res = ingestFiles(t, db2, Options{}, path)
+	if res[0].Note == "" || queryInt(t, db2, "SELECT count(*) FROM conntrack_entries WHERE node = 'unknown'") != res[0].Rows {
+		t.Errorf("without --node/--at: note %q", res[0].Note)
+	}
+}
+
+// TestEndpointsFromSnapshotsAndAudit: the flapping recording's addresses are visible from its
+// snapshots and from its audit log, and loading it twice adds nothing.
+func TestEndpointsFromSnapshotsAndAudit(t *testing.T) {
+	dir := "../samples/flapping"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("samples/flapping missing")
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, dir)
+	for _, source := range []string{"snapshot", "audit"} {
+		ready := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses WHERE source = $1 AND namespace = 'shop' AND service = 'cart' AND ip = '192.0.2.31' AND ready", source)
+		notReady := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses WHERE source = $1 AND namespace = 'shop' AND service = 'cart' AND ip = '192.0.2.31' AND NOT ready", source)
+		if ready == 0 || notReady == 0 {
+			t.Errorf("%s: 192.0.2.31 of shop/cart seen ready %d and not ready %d times; want both", source, ready, notReady)
+		}
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM services WHERE namespace = 'shop' AND name = 'cart'"); n == 0 {
+		t.Error("no services rows for shop/cart")
+	}
+	before := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses")
+	ingestFiles(t, db, Options{}, dir)
+	if after := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses"); after != before {
+		t.Errorf("loading the same recording again: %d rows, was %d", after, before)
+	}
+}
