@@ -30,17 +30,20 @@ const baselineColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHA
  annotations: 'MAP(VARCHAR, VARCHAR)'}`
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	fs, c := newFlags(e, "bench", "[--input FILE]",
-		"Measure audit ingestion against DuckDB's own read_ndjson of the same file into a database\n"+
-			"file, in the same run. Without --input it first generates a realistic audit log. Each run\n"+
-			"loads into a fresh database file; the order of the two alternates between runs. Prints\n"+
-			"MB/s of both, their ratio (target >= 0.8) and kubesift's peak RSS, per run and as medians.")
+	fs, c := newFlags(e, "bench", "[--kind audit|conntrack] [--input FILE]",
+		"Measure ingestion against a bare DuckDB load of the same file into a database file, in the\n"+
+			"same run: read_ndjson with explicit columns for audit logs, read_csv of whole lines into one\n"+
+			"column for conntrack dumps. Without --input it first generates a realistic input. Each run\n"+
+			"loads into fresh database files; the order of the two alternates between runs. Prints MB/s\n"+
+			"of both, their ratio (audit target >= 0.8) and kubesift's peak RSS, per run and as medians.")
+	kind := fs.String("kind", "audit", "what to benchmark: audit or conntrack")
 	size := fs.String("size", "1GB", "size of the generated audit log (e.g. 256MB, 1GB, 2GB)")
-	input := fs.String("input", "", "benchmark this audit log instead of a generated one")
-	gz := fs.Bool("gzip", false, "gzip the generated log (both loaders then read the .gz)")
+	entries := fs.Int("entries", 1_000_000, "entries of the generated conntrack -L dump")
+	input := fs.String("input", "", "benchmark this file instead of a generated one")
+	gz := fs.Bool("gzip", false, "gzip the generated audit log (both loaders then read the .gz)")
 	runs := fs.Int("runs", 3, "number of runs of each loader")
-	dir := fs.String("dir", "", "directory for the generated log and databases (default: a temporary directory, removed afterwards)")
-	largeBodies := fs.Float64("large-body-fraction", 0.002, "share of generated events with a 64-512 KB body")
+	dir := fs.String("dir", "", "directory for the generated input and databases (default: a temporary directory, removed afterwards)")
+	largeBodies := fs.Float64("large-body-fraction", 0.002, "share of generated audit events with a 64-512 KB body")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -48,8 +51,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if *runs < 1 {
-		return usagef("--runs must be at least 1")
+	if *runs < 1 || *entries < 1 {
+		return usagef("--runs and --entries must be at least 1")
+	}
+	if *kind != "audit" && *kind != "conntrack" {
+		return usagef("unknown --kind %q (want audit or conntrack)", *kind)
 	}
 	work := *dir
 	if work == "" {
@@ -60,11 +66,15 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		defer os.RemoveAll(work)
 	}
 	path := *input
-	if path == "" {
+	switch {
+	case path != "":
+	case *kind == "audit":
 		path, err = generateBenchLog(e, work, bytes, *gz, *largeBodies)
-		if err != nil {
-			return err
-		}
+	default:
+		path, err = generateConntrackDump(e, work, *entries)
+	}
+	if err != nil {
+		return err
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -75,8 +85,14 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	baseline, baseName := timeBaseline, "read_ndjson"
+	ingestArgs := []string{"--kind", "audit"}
+	if *kind == "conntrack" {
+		baseline, baseName = timeLinesBaseline, "read_csv"
+		ingestArgs = []string{"--kind", "conntrack", "--node", "bench", "--at", "2026-11-21T00:00:00Z"}
+	}
 	fmt.Fprintf(e.stdout, "input %s: %.0f MB on disk\n", path, mb)
-	fmt.Fprintf(e.stdout, "%-4s %14s %14s %7s %12s\n", "run", "read_ndjson", "kubesift", "ratio", "kubesift RSS")
+	fmt.Fprintf(e.stdout, "%-4s %14s %14s %7s %12s\n", "run", baseName, "kubesift", "ratio", "kubesift RSS")
 	var base, ours, ratios, rss []float64
 	for i := 0; i < *runs; i++ {
 		var b, k time.Duration
@@ -85,14 +101,14 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			db := filepath.Join(work, "baseline.duckdb")
 			removeDB(db)
 			defer removeDB(db)
-			b, err = timeBaseline(ctx, db, path)
+			b, err = baseline(ctx, db, path)
 			return err
 		}
 		mine := func() error {
 			db := filepath.Join(work, "kubesift.duckdb")
 			removeDB(db)
 			defer removeDB(db)
-			k, peak, err = timeIngest(ctx, self, db, path, c.memoryLimit)
+			k, peak, err = timeIngest(ctx, self, append(ingestArgs, "--quiet", "--memory-limit", c.memoryLimit, "--db", db, path))
 			return err
 		}
 		order := []func() error{bench, mine}
@@ -171,11 +187,62 @@ func timeBaseline(ctx context.Context, dbPath, path string) (time.Duration, erro
 	return time.Since(start), nil
 }
 
-// timeIngest runs `kubesift ingest` on path as a child process, for its wall time and peak
+// timeLinesBaseline loads path's lines into one VARCHAR column of a new database file table.
+func timeLinesBaseline(ctx context.Context, dbPath, path string) (time.Duration, error) {
+	db, err := sql.Open("duckdb", dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = db.ExecContext(ctx, `CREATE TABLE baseline AS SELECT * FROM read_csv($1, columns = {'line': 'VARCHAR'},
+		delim = '\x1f', quote = '', escape = '', header = false, auto_detect = false)`, path)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "CHECKPOINT")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("baseline read_csv of %s: %w", path, err)
+	}
+	return time.Since(start), nil
+}
+
+// generateConntrackDump writes a conntrack -L dump of n probe-like entries, shaped like the
+// real capture's lines: TIME_WAIT from many source ports to a few hundred pod ports.
+func generateConntrackDump(e *env, dir string, n int) (string, error) {
+	path := filepath.Join(dir, "conntrack_L.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	states := []string{"TIME_WAIT", "TIME_WAIT", "TIME_WAIT", "TIME_WAIT", "CLOSE", "ESTABLISHED"}
+	for i := 0; i < n; i++ {
+		state := states[i%len(states)]
+		flags := "[ASSURED] "
+		timeout := 1 + i%120
+		if state == "ESTABLISHED" {
+			timeout = 431999 - i%1000
+		}
+		src := fmt.Sprintf("10.%d.%d.%d", 64+i%8, (i/8)%256, 1+(i/2048)%250)
+		dst := fmt.Sprintf("10.200.%d.%d", (i/7)%16, 2+(i/11)%200)
+		sport, dport := 32768+(i*7919)%28000, 8080+(i%3)
+		fmt.Fprintf(w, "tcp      6 %d %s src=%s dst=%s sport=%d dport=%d src=%s dst=%s sport=%d dport=%d %smark=0 use=1\n",
+			timeout, state, src, dst, sport, dport, dst, src, dport, sport, flags)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return "", err
+	}
+	fmt.Fprintf(e.stdout, "generated %s: %d entries\n", path, n)
+	return path, f.Close()
+}
+
+// timeIngest runs `kubesift ingest args...` as a child process, for its wall time and peak
 // RSS. The peak is the child's VmHWM, sampled until it exits: the rusage of a child would
 // also count the memory of this process at fork time.
-func timeIngest(ctx context.Context, self, dbPath, path, memoryLimit string) (time.Duration, int64, error) {
-	cmd := exec.CommandContext(ctx, self, "ingest", "--quiet", "--memory-limit", memoryLimit, "--db", dbPath, path)
+func timeIngest(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
+	path := args[len(args)-1]
+	cmd := exec.CommandContext(ctx, self, append([]string{"ingest"}, args...)...)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

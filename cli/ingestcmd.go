@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
@@ -14,6 +17,8 @@ type ingestFlags struct {
 	kind             string
 	maxLineBytes     int
 	keepSecretBodies bool
+	node             string
+	at               string
 }
 
 func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
@@ -24,21 +29,26 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 	if f.maxLineBytes <= 0 {
 		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
 	}
-	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet)}
+	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet), Node: f.node}
+	if f.at != "" {
+		at, err := time.Parse(time.RFC3339, f.at)
+		if err != nil {
+			return ingest.Options{}, usagef("--at wants an RFC3339 time like 2026-11-21T04:28:20Z, got %q", f.at)
+		}
+		opt.At = at.UTC()
+	}
 	if !quiet && e.isTerminal(os.Stderr.Fd()) {
 		opt.Progress = newProgressBar(e.stderr)
 	}
 	return opt, nil
 }
 
-func addIngestFlags(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-}, f *ingestFlags) {
+func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: auto, audit, conntrack or endpoints")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest input line (one audit event with its bodies) to load; longer lines are rejected into ingest_errors")
 	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
+	fs.StringVar(&f.node, "node", "", "node of conntrack evidence that is not in a <node>/<time>/ capture bundle")
+	fs.StringVar(&f.at, "at", "", "capture time (RFC3339) of conntrack or snapshot evidence whose path carries none")
 }
 
 func runIngest(ctx context.Context, e *env, args []string) error {
@@ -59,12 +69,16 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	inputs, err := ingest.ExpandPaths(fs.Args())
+	if err != nil {
+		return err
+	}
 	db, err := c.openDB(ctx, c.db, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	_, err = ingest.New(db, opt).Ingest(ctx, fs.Args())
+	_, err = ingest.New(db, opt).Ingest(ctx, inputs)
 	return err
 }
 

@@ -29,6 +29,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	inputs, err := ingest.ExpandPaths(fs.Args())
+	if err != nil {
+		return err
+	}
 	path := c.db
 	if path == "" {
 		path = store.InMemory
@@ -38,7 +42,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	_, ingestErr := ingest.New(db, opt).Ingest(ctx, fs.Args())
+	_, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
 	counts, err := tableCounts(ctx, db.DB)
 	if err != nil {
 		return err

@@ -197,7 +197,7 @@ func TestUnknownInputIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(path, []byte("just some text\n"), 0o644)
 	db := openTestDB(t)
-	_, err := New(db, Options{}).Ingest(context.Background(), []string{path})
+	_, err := New(db, Options{}).Ingest(context.Background(), []Input{{Path: path}})
 	if err == nil || !strings.Contains(err.Error(), "notes.txt: cannot tell what kind of evidence") {
 		t.Fatalf("err = %v", err)
 	}

@@ -25,7 +25,11 @@ func openTestDB(t *testing.T) *store.DB {
 
 func ingestFiles(t *testing.T, db *store.DB, opt Options, paths ...string) []FileResult {
 	t.Helper()
-	res, err := New(db, opt).Ingest(context.Background(), paths)
+	inputs, err := ExpandPaths(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(db, opt).Ingest(context.Background(), inputs)
 	if err != nil {
 		t.Fatalf("ingest %v: %v", paths, err)
 	}

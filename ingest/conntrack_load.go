@@ -61,7 +61,7 @@ func (in *Ingester) loadConntrack(ctx context.Context, conn *sql.Conn, src *sour
 	if o.warning != "" {
 		r.Note = o.warning
 	}
-	sink := &conntrackSink{w: newRowWriter(conn), lead: []any{o.node, o.capturedAt, src.Name}, loadID: r.LoadID}
+	sink := &conntrackSink{w: newRowWriter(ctx, conn), lead: []any{o.node, o.capturedAt, src.Name}, loadID: r.LoadID}
 	counter := &countingLines{r: src}
 	parseErr := conntrack.Parse(counter, format, sink)
 	if err := sink.w.close(); err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kubesift/kubesift/ingest/k8sobj"
@@ -25,18 +27,10 @@ type objectSink struct {
 	rejects    []rejected
 }
 
-func (s *objectSink) Row(r k8sobj.Record) error {
-	values := append([]any{s.capturedAt, s.source, s.file, s.loadID}, r.Values()...)
-	for i, v := range values {
-		if m, ok := v.(map[string]string); ok {
-			dm := make(map[any]any, len(m))
-			for k, x := range m {
-				dm[k] = x
-			}
-			values[i] = dm
-		}
-	}
-	return s.w.append(r.Table(), values...)
+func (s *objectSink) Row(r k8sobj.Record) error { return s.row(r.Table(), r.Values()) }
+
+func (s *objectSink) row(table string, values []any) error {
+	return s.w.append(table, append([]any{s.capturedAt, s.source, s.file, s.loadID}, values...)...)
 }
 
 func (s *objectSink) Bad(line int, offset int64, reason, excerpt string) {
@@ -50,7 +44,7 @@ func (in *Ingester) loadEndpoints(ctx context.Context, conn *sql.Conn, src *sour
 	if o.warning != "" {
 		r.Note = o.warning
 	}
-	sink := &objectSink{w: newRowWriter(conn), capturedAt: o.capturedAt, source: "snapshot", file: src.Name, loadID: r.LoadID}
+	sink := &objectSink{w: newRowWriter(ctx, conn), capturedAt: o.capturedAt, source: "snapshot", file: src.Name, loadID: r.LoadID}
 	counter := &countingLines{r: src}
 	_, decodeErr := k8sobj.Decode(src.Name, counter, sink)
 	if err := sink.w.close(); err != nil {
@@ -91,54 +85,121 @@ func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter
 	return dups, nil
 }
 
-// auditObjectResources are the resources whose written bodies kubesift turns into object rows
-// (endpoint addresses, services, pods, annotations, leader locks) with source 'audit'.
-var auditObjectResources = []any{"endpoints", "endpointslices", "services", "pods", "configmaps", "leases"}
-
 // deriveObjectsFromAudit decodes the bodies of successful writes of this load's audit events
 // into the object tables, so that endpoint states and leader locks can be followed from an
-// audit log alone. The rows carry the event's time as captured_at and its line as source_line.
+// audit log alone: Endpoints, EndpointSlices, Services, Leases, and ConfigMaps that carry the
+// leader-election annotation. (Pods, the bulk of writes in a big cluster, come from snapshots.)
+// The rows carry the event's time as captured_at and its line as source_line. Bodies are read
+// in windows of rows, so memory does not grow with the log.
 func deriveObjectsFromAudit(ctx context.Context, conn *sql.Conn, file string, loadID int64) ([]rejected, error) {
-	rows, err := conn.QueryContext(ctx, `
-		SELECT stage_at, source_line, verb, resource, coalesce(namespace, ''), coalesce(name, ''),
-			(CASE WHEN verb = 'patch' THEN response_object ELSE coalesce(response_object, request_object) END)::VARCHAR
-		FROM audit_events
-		WHERE load_id = $1 AND stage = 'ResponseComplete' AND code < 300 AND subresource IS NULL
-			AND verb IN ('create', 'update', 'patch', 'delete')
-			AND resource IN ($2, $3, $4, $5, $6, $7)
-			AND (verb = 'delete' OR response_object IS NOT NULL OR (verb <> 'patch' AND request_object IS NOT NULL))
-		ORDER BY stage_at, source_line`, append([]any{loadID}, auditObjectResources...)...)
-	if err != nil {
-		return nil, fmt.Errorf("reading audit bodies: %w", err)
-	}
-	sink := &objectSink{w: newRowWriter(conn), source: "audit", file: file, loadID: loadID}
-	seq := int64(0)
-	var decodeErr error
-	for rows.Next() {
-		var at time.Time
-		var line int64
-		var verb, resource, ns, name string
-		var body sql.NullString
-		if err := rows.Scan(&at, &line, &verb, &resource, &ns, &name, &body); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		seq++
-		sink.capturedAt = at
-		err := k8sobj.DecodeObject([]byte(body.String), k8sobj.ObjectOptions{
-			Event: verb, Line: line, Seq: seq, Kind: resource, Deleted: verb == "delete", Namespace: ns, Name: name,
-		}, sink)
-		if err != nil {
-			decodeErr = err
-			break
-		}
-	}
-	rows.Close()
-	if err := sink.w.close(); err != nil {
+	var lo, hi sql.NullInt64
+	if err := conn.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi); err != nil || !lo.Valid {
 		return nil, err
 	}
-	if decodeErr != nil {
-		return nil, decodeErr
+	sink := &objectSink{w: newRowWriter(ctx, conn), source: "audit", file: file, loadID: loadID}
+	seq := int64(0)
+	var firstErr error
+	for from := lo.Int64; from <= hi.Int64 && firstErr == nil; from += deriveWindowRows {
+		firstErr = deriveWindow(ctx, conn, sink, loadID, from, from+deriveWindowRows-1, &seq)
 	}
-	return sink.rejects, rows.Err()
+	if err := sink.w.close(); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	return sink.rejects, firstErr
+}
+
+const deriveWindowRows = 1 << 16
+
+type auditBody struct {
+	at                             time.Time
+	line                           int64
+	verb, resource, ns, name, body string
+}
+
+func deriveWindow(ctx context.Context, conn *sql.Conn, sink *objectSink, loadID, from, to int64, seq *int64) error {
+	rows, err := conn.QueryContext(ctx, `
+		SELECT stage_at, source_line, verb, resource, coalesce(namespace, ''), coalesce(name, ''), coalesce(body::VARCHAR, '')
+		FROM (
+			SELECT *, CASE WHEN verb = 'patch' THEN response_object ELSE coalesce(response_object, request_object) END AS body
+			FROM audit_events
+			WHERE load_id = $1 AND rowid BETWEEN $2 AND $3 AND stage = 'ResponseComplete' AND code < 300
+				AND subresource IS NULL AND verb IN ('create', 'update', 'patch', 'delete')
+				AND resource IN ('endpoints', 'endpointslices', 'services', 'leases', 'configmaps'))
+		WHERE (verb = 'delete' AND resource <> 'configmaps') OR (body IS NOT NULL AND (resource <> 'configmaps'
+			OR json_exists(body, '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"')))
+		ORDER BY stage_at, source_line`, loadID, from, to)
+	if err != nil {
+		return fmt.Errorf("reading audit bodies: %w", err)
+	}
+	var bodies []auditBody
+	for rows.Next() {
+		var b auditBody
+		if err := rows.Scan(&b.at, &b.line, &b.verb, &b.resource, &b.ns, &b.name, &b.body); err != nil {
+			rows.Close()
+			return err
+		}
+		bodies = append(bodies, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Decoding is the expensive part; it runs on every core (DuckDB is idle meanwhile), and the
+	// rows are appended in the order of the events.
+	decoded := make([]collectedRows, len(bodies))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b := bodies[i]
+				decoded[i].err = k8sobj.DecodeObject([]byte(b.body), k8sobj.ObjectOptions{
+					Event: b.verb, Line: b.line, Seq: *seq + int64(i) + 1, Kind: b.resource, Deleted: b.verb == "delete", Namespace: b.ns, Name: b.name,
+				}, &decoded[i])
+			}
+		}()
+	}
+	for i := range bodies {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	*seq += int64(len(bodies))
+	for i, d := range decoded {
+		if d.err != nil {
+			return d.err
+		}
+		sink.capturedAt = bodies[i].at
+		for _, r := range d.rows {
+			if err := sink.row(r.table, r.values); err != nil {
+				return err
+			}
+		}
+		sink.rejects = append(sink.rejects, d.rejects...)
+	}
+	return nil
+}
+
+// collectedRows gathers what decoding one body produced, for appending later.
+type collectedRows struct {
+	rows []struct {
+		table  string
+		values []any
+	}
+	rejects []rejected
+	err     error
+}
+
+func (c *collectedRows) Row(r k8sobj.Record) error {
+	c.rows = append(c.rows, struct {
+		table  string
+		values []any
+	}{r.Table(), r.Values()})
+	return nil
+}
+
+func (c *collectedRows) Bad(line int, offset int64, reason, excerpt string) {
+	c.rejects = append(c.rejects, rejected{line: int64(line), offset: offset, reason: reason, text: []byte(excerpt)})
 }

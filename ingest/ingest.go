@@ -90,14 +90,9 @@ func New(db *store.DB, opt Options) *Ingester {
 	return &Ingester{db: db, opt: opt}
 }
 
-// Ingest loads every input named by paths (files, directories walked recursively, globs, or "-"
-// for stdin), each file in its own transaction. A file that fails is reported and the others are
-// still loaded; the returned error joins every failure.
-func (in *Ingester) Ingest(ctx context.Context, paths []string) ([]FileResult, error) {
-	files, err := ExpandPaths(paths)
-	if err != nil {
-		return nil, err
-	}
+// Ingest loads every file of files (see ExpandPaths), each in its own transaction. A file that
+// fails is reported and the others are still loaded; the returned error joins every failure.
+func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, error) {
 	var results []FileResult
 	var errs []error
 	for _, f := range files {
@@ -143,10 +138,10 @@ func (in *Ingester) logSkipped(results []FileResult) {
 	}
 	var parts []string
 	if len(notEvidence) > 0 {
-		parts = append(parts, fmt.Sprintf("%d files that are not evidence (e.g. %s)", len(notEvidence), notEvidence[0]))
+		parts = append(parts, fmt.Sprintf("%s that %s not evidence (e.g. %s)", plural(len(notEvidence), "file"), map[bool]string{true: "is", false: "are"}[len(notEvidence) == 1], notEvidence[0]))
 	}
 	if len(empty) > 0 {
-		parts = append(parts, fmt.Sprintf("%d empty files", len(empty)))
+		parts = append(parts, plural(len(empty), "empty file"))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(in.opt.Log, "skipped %s\n", strings.Join(parts, " and "))
@@ -171,11 +166,7 @@ func (in *Ingester) logResult(r FileResult) {
 		fmt.Fprintf(in.opt.Log, " in %.1fs\n", r.Elapsed.Seconds())
 	}
 	if r.Rejected > 0 {
-		noun := "lines"
-		if r.Rejected == 1 {
-			noun = "line"
-		}
-		fmt.Fprintf(in.opt.Log, "%s: %d %s rejected, first at %s (see table ingest_errors)\n", r.Path, r.Rejected, noun, r.FirstError)
+		fmt.Fprintf(in.opt.Log, "%s: %s rejected, first at %s (see table ingest_errors)\n", r.Path, plural(int(r.Rejected), "line"), r.FirstError)
 	}
 	if r.Note != "" {
 		fmt.Fprintf(in.opt.Log, "%s: %s\n", r.Path, r.Note)
@@ -387,6 +378,14 @@ func (in *Ingester) recordRejects(ctx context.Context, conn *sql.Conn, r *FileRe
 		}
 	}
 	return nil
+}
+
+// plural returns "1 line" or "3 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func nullIfEmpty(s string) any {

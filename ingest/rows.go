@@ -7,59 +7,152 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/kubesift/kubesift/store"
 )
 
-// rowWriter appends rows to kubesift tables through DuckDB appenders on the load's
-// connection, so the rows belong to the file's transaction.
+const rowBatchSize = 64 << 10
+
+// rowWriter appends rows to kubesift tables on the load's connection, so the rows belong to
+// the file's transaction. Rows are gathered into Arrow batches of 64Ki rows and each batch is
+// inserted with one statement, which is an order of magnitude faster than appending values
+// one by one through database/sql. Inserts run on a goroutine of their own, one at a time and
+// in order, while the caller goes on parsing into the next batch.
 type rowWriter struct {
-	conn   *sql.Conn
-	apps   map[string]*duckdb.Appender
-	counts map[string]int64
+	ctx     context.Context
+	conn    *sql.Conn
+	tables  map[string]*tableBatch
+	counts  map[string]int64
+	pending chan pendingBatch
+	done    chan error
 }
 
-func newRowWriter(conn *sql.Conn) *rowWriter {
-	return &rowWriter{conn: conn, apps: map[string]*duckdb.Appender{}, counts: map[string]int64{}}
+type pendingBatch struct {
+	table string
+	rec   arrow.RecordBatch
+}
+
+type tableBatch struct {
+	table store.Table
+	b     *array.RecordBuilder
+	rows  int
+}
+
+func newRowWriter(ctx context.Context, conn *sql.Conn) *rowWriter {
+	w := &rowWriter{ctx: ctx, conn: conn, tables: map[string]*tableBatch{}, counts: map[string]int64{},
+		pending: make(chan pendingBatch, 1), done: make(chan error, 1)}
+	go w.insertLoop()
+	return w
+}
+
+// insertLoop inserts batches in order; after the first failure it only releases them.
+func (w *rowWriter) insertLoop() {
+	var err error
+	for p := range w.pending {
+		if err == nil {
+			err = w.insert(p.table, p.rec)
+		}
+		p.rec.Release()
+	}
+	w.done <- err
 }
 
 // append adds one row; values must cover every column of table in order.
 func (w *rowWriter) append(table string, values ...any) error {
-	app, ok := w.apps[table]
+	tb, ok := w.tables[table]
 	if !ok {
-		err := w.conn.Raw(func(dc any) error {
-			var err error
-			app, err = duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
-			return err
-		})
+		t, found := store.Lookup(table)
+		if !found {
+			return fmt.Errorf("no table %s", table)
+		}
+		schema, err := arrowSchema(t)
 		if err != nil {
-			return fmt.Errorf("appending to %s: %w", table, err)
+			return err
 		}
-		w.apps[table] = app
+		tb = &tableBatch{table: t, b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
+		w.tables[table] = tb
+	}
+	if len(values) != len(tb.table.Columns) {
+		return fmt.Errorf("appending to %s: %d values for %d columns", table, len(values), len(tb.table.Columns))
 	}
 	for i, v := range values {
-		if m, ok := v.(map[any]any); ok {
-			values[i] = duckdb.Map(m)
+		if err := appendValue(tb.b.Field(i), v); err != nil {
+			return fmt.Errorf("appending to %s.%s: %w", table, tb.table.Columns[i].Name, err)
 		}
 	}
-	dv := make([]driver.Value, len(values))
-	for i, v := range values {
-		dv[i] = v
-	}
-	if err := app.AppendRow(dv...); err != nil {
-		return fmt.Errorf("appending to %s: %w", table, err)
-	}
+	tb.rows++
 	w.counts[table]++
+	if tb.rows >= rowBatchSize {
+		return w.flush(tb)
+	}
 	return nil
 }
 
-// close flushes and closes every appender.
+// flush hands the gathered rows of one table to the insert goroutine.
+func (w *rowWriter) flush(tb *tableBatch) error {
+	if tb.rows == 0 {
+		return nil
+	}
+	tb.rows = 0
+	select {
+	case w.pending <- pendingBatch{tb.table.Name, tb.b.NewRecordBatch()}:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
+
+func (w *rowWriter) insert(table string, rec arrow.RecordBatch) error {
+	reader, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		return err
+	}
+	defer reader.Release()
+	view := fmt.Sprintf("kubesift_rows_%s_%d", table, viewSeq.Add(1))
+	var release func()
+	err = w.conn.Raw(func(dc any) error {
+		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		release, err = a.RegisterView(reader, view)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("handing %s rows to DuckDB: %w", table, err)
+	}
+	defer release()
+	// SELECT * uses every column, as DuckDB's arrow stream scan requires (see auditStreamSchema).
+	_, err = w.conn.ExecContext(w.ctx, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", table, view))
+	if _, dropErr := w.conn.ExecContext(context.WithoutCancel(w.ctx), "DROP VIEW IF EXISTS "+view); err == nil {
+		err = dropErr
+	}
+	if err != nil {
+		return fmt.Errorf("inserting into %s: %w", table, err)
+	}
+	return nil
+}
+
+var viewSeq atomic.Int64
+
+// close inserts what is left, waits for every insert and frees the builders. It must be
+// called once, before the connection is used for anything else.
 func (w *rowWriter) close() error {
 	var errs []error
-	for table, app := range w.apps {
-		if err := app.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("writing %s: %w", table, err))
-		}
+	for _, tb := range w.tables {
+		errs = append(errs, w.flush(tb))
+	}
+	close(w.pending)
+	errs = append(errs, <-w.done)
+	for _, tb := range w.tables {
+		tb.b.Release()
 	}
 	return errors.Join(errs...)
 }
@@ -70,6 +163,127 @@ func (w *rowWriter) total() int64 {
 		n += c
 	}
 	return n
+}
+
+// arrowSchema maps a table's DuckDB column types to Arrow types.
+func arrowSchema(t store.Table) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, len(t.Columns))
+	for i, c := range t.Columns {
+		var typ arrow.DataType
+		switch c.Type {
+		case "VARCHAR", "JSON":
+			typ = arrow.BinaryTypes.String
+		case "BIGINT":
+			typ = arrow.PrimitiveTypes.Int64
+		case "INTEGER":
+			typ = arrow.PrimitiveTypes.Int32
+		case "DOUBLE":
+			typ = arrow.PrimitiveTypes.Float64
+		case "BOOLEAN":
+			typ = arrow.FixedWidthTypes.Boolean
+		case "TIMESTAMPTZ":
+			typ = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+		case "VARCHAR[]":
+			typ = arrow.ListOf(arrow.BinaryTypes.String)
+		case "MAP(VARCHAR, BIGINT)":
+			typ = arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64)
+		case "MAP(VARCHAR, VARCHAR)":
+			typ = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
+		default:
+			return nil, fmt.Errorf("table %s column %s: no Arrow mapping for %s", t.Name, c.Name, c.Type)
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: typ, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// appendValue appends one Go value (as the parsers produce them) to a column builder.
+func appendValue(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	switch b := b.(type) {
+	case *array.StringBuilder:
+		if s, ok := v.(string); ok {
+			b.Append(s)
+			return nil
+		}
+	case *array.Int64Builder:
+		switch n := v.(type) {
+		case int64:
+			b.Append(n)
+			return nil
+		case int32:
+			b.Append(int64(n))
+			return nil
+		}
+	case *array.Int32Builder:
+		switch n := v.(type) {
+		case int32:
+			b.Append(n)
+			return nil
+		case int64:
+			if n == int64(int32(n)) {
+				b.Append(int32(n))
+				return nil
+			}
+			return fmt.Errorf("%d does not fit an INTEGER", n)
+		}
+	case *array.Float64Builder:
+		if f, ok := v.(float64); ok {
+			b.Append(f)
+			return nil
+		}
+	case *array.BooleanBuilder:
+		if x, ok := v.(bool); ok {
+			b.Append(x)
+			return nil
+		}
+	case *array.TimestampBuilder:
+		if t, ok := v.(time.Time); ok {
+			b.Append(arrow.Timestamp(t.UnixMicro()))
+			return nil
+		}
+	case *array.ListBuilder:
+		if list, ok := v.([]string); ok {
+			b.Append(true)
+			sb := b.ValueBuilder().(*array.StringBuilder)
+			for _, s := range list {
+				sb.Append(s)
+			}
+			return nil
+		}
+	case *array.MapBuilder:
+		return appendMap(b, v)
+	}
+	return fmt.Errorf("unexpected Go value %T for %s", v, b.Type())
+}
+
+func appendMap(b *array.MapBuilder, v any) error {
+	b.Append(true)
+	kb := b.KeyBuilder().(*array.StringBuilder)
+	switch m := v.(type) {
+	case map[string]string:
+		for k, x := range m {
+			kb.Append(k)
+			b.ItemBuilder().(*array.StringBuilder).Append(x)
+		}
+		return nil
+	case map[any]any:
+		for k, x := range m {
+			ks, ok := k.(string)
+			if !ok {
+				return fmt.Errorf("map key %T", k)
+			}
+			kb.Append(ks)
+			if err := appendValue(b.ItemBuilder(), x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unexpected Go value %T for a MAP", v)
 }
 
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the

@@ -17,8 +17,8 @@ import (
 	"os"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -66,14 +66,26 @@ func main() {
 			go r.RunWithContext(ctx)
 		}
 		run("endpoints", &corev1.Endpoints{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cs.CoreV1().Endpoints(*ns).List(ctx, o) },
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Endpoints(*ns).Watch(ctx, o) })
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cs.CoreV1().Endpoints(*ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cs.CoreV1().Endpoints(*ns).Watch(ctx, o)
+			})
 		run("endpointslices", &discoveryv1.EndpointSlice{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cs.DiscoveryV1().EndpointSlices(*ns).List(ctx, o) },
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return cs.DiscoveryV1().EndpointSlices(*ns).Watch(ctx, o) })
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cs.DiscoveryV1().EndpointSlices(*ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cs.DiscoveryV1().EndpointSlices(*ns).Watch(ctx, o)
+			})
 		run("services", &corev1.Service{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cs.CoreV1().Services(*ns).List(ctx, o) },
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Services(*ns).Watch(ctx, o) })
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cs.CoreV1().Services(*ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cs.CoreV1().Services(*ns).Watch(ctx, o)
+			})
 		<-ctx.Done()
 	case "leader":
 		if *id == "" {
