@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -162,4 +164,31 @@ func TestSchemaDocIsCurrent(t *testing.T) {
 	if err != nil || string(want) != r.stdout {
 		t.Errorf("docs/schema.md is not what 'kubesift schema' prints; run go test -tags duckdb_arrow ./cli -update")
 	}
+}
+
+func TestProgressBarOnlyOnTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		terminal, quiet, bar bool
+	}{{true, false, true}, {false, false, false}, {true, true, false}} {
+		e := &env{stderr: io.Discard, isTerminal: func(uintptr) bool { return tt.terminal }}
+		f := ingestFlags{kind: "auto", maxLineBytes: 1 << 20}
+		opt, err := f.options(e, tt.quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (opt.Progress != nil) != tt.bar {
+			t.Errorf("terminal %v, quiet %v: progress bar %v, want %v", tt.terminal, tt.quiet, opt.Progress != nil, tt.bar)
+		}
+	}
+	var buf bytes.Buffer
+	p := newProgressBar(&buf)
+	p.Begin("audit.log", 200<<20)
+	for range 2 {
+		time.Sleep(150 * time.Millisecond) // past the bar's redraw throttle
+		p.Update(50<<20, 30000)
+	}
+	if s := buf.String(); !strings.Contains(s, "audit.log 30000 lines (") || !strings.Contains(s, "25%") || !strings.Contains(s, "52/210 MB") {
+		t.Errorf("progress bar shows %q; want the file, lines/s, 25%% and bytes", s)
+	}
+	p.End()
 }

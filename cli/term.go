@@ -39,19 +39,24 @@ func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// progressBar shows one bar per file on a terminal: bytes read from disk, rate and ETA.
+// progressBar shows one bar per file on a terminal: bytes read from disk, lines (events) per
+// second, and the time left.
 type progressBar struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
+	w     io.Writer
+	name  string
+	start time.Time
+	bar   *progressbar.ProgressBar
 }
 
 func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w} }
 
 func (p *progressBar) Begin(name string, size int64) {
+	p.name, p.start = name, time.Now()
 	p.bar = progressbar.NewOptions64(size,
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(name),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionShowElapsedTimeOnFinish(),
@@ -60,6 +65,11 @@ func (p *progressBar) Begin(name string, size int64) {
 	)
 }
 
-func (p *progressBar) Update(diskBytes int64) { _ = p.bar.Set64(diskBytes) }
+func (p *progressBar) Update(diskBytes, lines int64) {
+	_ = p.bar.Set64(diskBytes)
+	if secs := time.Since(p.start).Seconds(); secs > 0 {
+		p.bar.Describe(fmt.Sprintf("%s %d lines (%.0f/s)", p.name, lines, float64(lines)/secs))
+	}
+}
 
 func (p *progressBar) End() { _ = p.bar.Finish() }

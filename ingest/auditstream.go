@@ -70,7 +70,7 @@ func newAuditBatch(values []byte) *auditBatch {
 	}
 }
 
-func (b *auditBatch) rows() int { return len(b.offsets) }
+func (b *auditBatch) rows() int { return max(len(b.offsets)-1, 0) }
 
 // add appends one event whose JSON is values[start:end] (end is the start of whatever follows;
 // trailing whitespace inside the range is harmless to the JSON parser).
@@ -188,7 +188,7 @@ func chunkToBatches(c *chunk, maxLine int) ([]*auditBatch, []rejected) {
 		}
 		switch {
 		case len(text) > maxLine:
-			o := oversizedLine{line: line, offset: offset, length: int64(len(text)), head: text[:200]}
+			o := oversizedLine{line: line, offset: offset, length: int64(len(text)), head: text[:min(len(text), 200)]}
 			rejects = append(rejects, rejected{line: line, offset: offset, reason: o.reason(maxLine), text: o.head})
 			// w stays put: the lines after this one are compacted over it.
 		case start < 0: // blank line: nothing to load

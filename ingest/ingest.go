@@ -52,8 +52,8 @@ var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
 
 // Progress receives the progress of each file's load.
 type Progress interface {
-	Begin(name string, size int64)
-	Update(diskBytes int64)
+	Begin(name string, size int64) // size is -1 when unknown (stdin)
+	Update(diskBytes, lines int64)
 	End()
 }
 
@@ -312,10 +312,10 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 			for {
 				select {
 				case <-stop:
-					in.opt.Progress.Update(src.DiskBytesRead())
+					in.opt.Progress.Update(src.DiskBytesRead(), src.LinesRead())
 					return
 				case <-t.C:
-					in.opt.Progress.Update(src.DiskBytesRead())
+					in.opt.Progress.Update(src.DiskBytesRead(), src.LinesRead())
 				}
 			}
 		}()

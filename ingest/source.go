@@ -25,6 +25,7 @@ type source struct {
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
 	reader  io.Reader       // decompressed stream, positioned at the start
+	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
 }
 
 type countingReader struct {
@@ -86,10 +87,17 @@ func openSource(path string) (*source, error) {
 }
 
 // Read reads the decompressed stream.
-func (s *source) Read(p []byte) (int, error) { return s.reader.Read(p) }
+func (s *source) Read(p []byte) (int, error) {
+	n, err := s.reader.Read(p)
+	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	return n, err
+}
 
-// ReadBytes returns how many bytes were read from disk so far.
+// DiskBytesRead returns how many bytes were read from disk so far.
 func (s *source) DiskBytesRead() int64 { return s.counter.n.Load() }
+
+// LinesRead returns how many lines were read so far.
+func (s *source) LinesRead() int64 { return s.lines.Load() }
 
 func (s *source) Close() error {
 	if s.file == nil || s.file == os.Stdin {
