@@ -85,12 +85,12 @@ func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter
 	return dups, nil
 }
 
-// deriveObjectsFromAudit decodes the bodies of successful writes of this load's audit events
-// into the object tables, so that endpoint states and leader locks can be followed from an
-// audit log alone: Endpoints, EndpointSlices, Services, Leases, and ConfigMaps that carry the
-// leader-election annotation. (Pods, the bulk of writes in a big cluster, come from snapshots.)
-// The rows carry the event's time as captured_at and its line as source_line. Bodies are read
-// in windows of rows, so memory does not grow with the log.
+// deriveObjectsFromAudit decodes the Endpoints and EndpointSlice bodies of successful writes of
+// this load's audit events into endpoint_addresses (and their annotations), so that endpoint
+// states can be followed from an audit log alone, exactly as from snapshots. The rows carry the
+// event's time as captured_at and its line as source_line. Bodies are read in windows of rows,
+// so memory does not grow with the log. (Lease and leader-annotation changes are in
+// audit_events itself; rules read them there.)
 func deriveObjectsFromAudit(ctx context.Context, conn *sql.Conn, file string, loadID int64) ([]rejected, error) {
 	var lo, hi sql.NullInt64
 	if err := conn.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi); err != nil || !lo.Valid {
@@ -108,7 +108,7 @@ func deriveObjectsFromAudit(ctx context.Context, conn *sql.Conn, file string, lo
 	return sink.rejects, firstErr
 }
 
-const deriveWindowRows = 1 << 16
+const deriveWindowRows = 1 << 14
 
 type auditBody struct {
 	at                             time.Time
@@ -124,9 +124,8 @@ func deriveWindow(ctx context.Context, conn *sql.Conn, sink *objectSink, loadID,
 			FROM audit_events
 			WHERE load_id = $1 AND rowid BETWEEN $2 AND $3 AND stage = 'ResponseComplete' AND code < 300
 				AND subresource IS NULL AND verb IN ('create', 'update', 'patch', 'delete')
-				AND resource IN ('endpoints', 'endpointslices', 'services', 'leases', 'configmaps'))
-		WHERE (verb = 'delete' AND resource <> 'configmaps') OR (body IS NOT NULL AND (resource <> 'configmaps'
-			OR json_exists(body, '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"')))
+				AND resource IN ('endpoints', 'endpointslices'))
+		WHERE verb = 'delete' OR body IS NOT NULL
 		ORDER BY stage_at, source_line`, loadID, from, to)
 	if err != nil {
 		return fmt.Errorf("reading audit bodies: %w", err)

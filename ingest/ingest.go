@@ -262,7 +262,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	}
 	load, ok := in.loaders()[r.Kind]
 	if !ok {
-		return r, fmt.Errorf("reading %s: loading %s evidence is not implemented yet", path, r.Kind)
+		return r, fmt.Errorf("reading %s: no loader for kind %q", path, r.Kind)
 	}
 
 	conn, err := in.db.Conn(ctx)
