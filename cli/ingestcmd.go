@@ -19,6 +19,7 @@ type ingestFlags struct {
 	keepSecretBodies bool
 	node             string
 	at               string
+	auditEndpoints   bool
 }
 
 func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
@@ -29,7 +30,8 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 	if f.maxLineBytes <= 0 {
 		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
 	}
-	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet), Node: f.node}
+	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet), Node: f.node,
+		NoAuditEndpoints: !f.auditEndpoints}
 	if f.at != "" {
 		at, err := time.Parse(time.RFC3339, f.at)
 		if err != nil {
@@ -47,6 +49,7 @@ func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: auto, audit, conntrack or endpoints")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest input line (one audit event with its bodies) to load; longer lines are rejected into ingest_errors")
 	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
+	fs.BoolVar(&f.auditEndpoints, "audit-endpoints", true, "derive endpoint_addresses rows from the Endpoints/EndpointSlice bodies in audit logs (on Endpoints-heavy logs about a third of the ingest time)")
 	fs.StringVar(&f.node, "node", "", "node of conntrack evidence that is not in a <node>/<time>/ capture bundle")
 	fs.StringVar(&f.at, "at", "", "capture time (RFC3339) of conntrack or snapshot evidence whose path carries none")
 }

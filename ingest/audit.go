@@ -35,18 +35,20 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	defer cancel()
 
 	ch := make(chan arrow.RecordBatch, 2)
+	deriver := newEndpointDeriver(ctx, conn, src.Name, st.LoadID, !in.opt.NoAuditEndpoints)
+	defer deriver.stop()
 	var goRejects []rejected
 	var readErr error
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
 		defer close(ch)
-		send := func(rec arrow.RecordBatch) bool {
+		send := func(b *auditBatch) bool {
+			b.each(deriver.event)
 			select {
-			case ch <- rec:
+			case ch <- b.record():
 				return true
 			case <-prodCtx.Done():
-				rec.Release()
 				return false
 			}
 		}
@@ -67,7 +69,7 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 			batches, tooLong := chunkToBatches(c, lr.maxLine)
 			goRejects = append(goRejects, tooLong...)
 			for _, b := range batches {
-				if !send(b.record()) {
+				if !send(b) {
 					return
 				}
 			}
@@ -122,9 +124,9 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	}
 	st.Rows = inserted - int64(len(rejects)) - dups
 	st.Duplicates = dups
-	objectRejects, err := deriveObjectsFromAudit(ctx, conn, src.Name, st.LoadID)
+	objectRejects, err := deriver.finish(ctx, conn, st.LoadID)
 	if err != nil {
-		return fmt.Errorf("deriving object states from %s: %w", src.Name, err)
+		return fmt.Errorf("%s: %w", src.Name, err)
 	}
 	rejects = append(rejects, objectRejects...)
 	rejects = append(rejects, goRejects...)
@@ -254,7 +256,7 @@ func isDocumentStream(head []byte) bool {
 // produceDocuments decodes a stream of JSON documents (events, EventLists or arrays of them)
 // and sends their events as compact lines. Decoding stops at the first malformed document,
 // which is reported with its line; the events before it are kept.
-func produceDocuments(src io.Reader, send func(arrow.RecordBatch) bool, st *FileResult) ([]rejected, error) {
+func produceDocuments(src io.Reader, send func(*auditBatch) bool, st *FileResult) ([]rejected, error) {
 	nl := &newlineIndex{r: src}
 	dec := json.NewDecoder(nl)
 	b := newAuditBatch(nil)
@@ -262,7 +264,7 @@ func produceDocuments(src io.Reader, send func(arrow.RecordBatch) bool, st *File
 		if b.rows() == 0 {
 			return true
 		}
-		ok := send(b.record())
+		ok := send(b)
 		b = newAuditBatch(nil)
 		return ok
 	}

@@ -103,6 +103,13 @@ func (b *auditBatch) add(start, end int, line, offset int64) {
 	b.cont.Append(q.hasContinue)
 }
 
+// each calls f with every event of the batch and its line.
+func (b *auditBatch) each(f func(raw []byte, line int64)) {
+	for i := 0; i < b.rows(); i++ {
+		f(b.values[b.offsets[i]:b.offsets[i+1]], b.line.Value(i))
+	}
+}
+
 // record builds the Arrow record batch and releases the builders.
 func (b *auditBatch) record() arrow.RecordBatch {
 	n := len(b.offsets) - 1
@@ -256,13 +263,9 @@ func jsonStart(text []byte) int {
 	return 0
 }
 
-var eventListMarker = []byte(`"EventList"`)
-
 // isEventList reports whether a line is a webhook-style batch {"kind":"EventList","items":[...]}.
+// The scanner stops at the kind member, which the apiserver writes first.
 func isEventList(obj []byte) bool {
-	if !bytes.Contains(obj[:min(len(obj), 512)], eventListMarker) && !bytes.Contains(obj, eventListMarker) {
-		return false
-	}
 	kind, ok := topLevelString(obj, "kind")
 	return ok && kind == "EventList"
 }

@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -85,100 +88,152 @@ func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter
 	return dups, nil
 }
 
-// deriveObjectsFromAudit decodes the Endpoints and EndpointSlice bodies of successful writes of
-// this load's audit events into endpoint_addresses (and their annotations), so that endpoint
-// states can be followed from an audit log alone, exactly as from snapshots. The rows carry the
-// event's time as captured_at and its line as source_line. Bodies are read in windows of rows,
-// so memory does not grow with the log. (Lease and leader-annotation changes are in
-// audit_events itself; rules read them there.)
-func deriveObjectsFromAudit(ctx context.Context, conn *sql.Conn, file string, loadID int64) ([]rejected, error) {
-	var lo, hi sql.NullInt64
-	if err := conn.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi); err != nil || !lo.Valid {
-		return nil, err
-	}
-	sink := &objectSink{w: newRowWriter(ctx, conn), source: "audit", file: file, loadID: loadID}
-	seq := int64(0)
-	var firstErr error
-	for from := lo.Int64; from <= hi.Int64 && firstErr == nil; from += deriveWindowRows {
-		firstErr = deriveWindow(ctx, conn, sink, loadID, from, from+deriveWindowRows-1, &seq)
-	}
-	if err := sink.w.close(); err != nil && firstErr == nil {
-		firstErr = err
-	}
-	return sink.rejects, firstErr
+// endpointDeriver turns the Endpoints and EndpointSlice writes in audit events into
+// endpoint_addresses rows (and their annotations) with source 'audit', so that endpoint states can
+// be followed from an audit log alone, exactly as from snapshots. The goroutine that feeds DuckDB
+// picks out the writes while DuckDB loads the events; decoding the bodies, the expensive part,
+// runs on a pool of workers; one goroutine appends the rows in event order and holds them until
+// the load of the events is done.
+type endpointDeriver struct {
+	enabled bool
+	sink    *objectSink
+	seq     int64
+	jobs    chan deriveJob
+	results chan deriveResult
+	workers sync.WaitGroup
+	merged  chan error
+	stopped sync.Once
+	stopErr error
 }
 
-const deriveWindowRows = 1 << 14
-
-type auditBody struct {
-	at                             time.Time
-	line                           int64
-	verb, resource, ns, name, body string
+type deriveJob struct {
+	seq  int64
+	at   time.Time
+	body []byte
+	opt  k8sobj.ObjectOptions
 }
 
-func deriveWindow(ctx context.Context, conn *sql.Conn, sink *objectSink, loadID, from, to int64, seq *int64) error {
-	rows, err := conn.QueryContext(ctx, `
-		SELECT stage_at, source_line, verb, resource, coalesce(namespace, ''), coalesce(name, ''), coalesce(body::VARCHAR, '')
-		FROM (
-			SELECT *, CASE WHEN verb = 'patch' THEN response_object ELSE coalesce(response_object, request_object) END AS body
-			FROM audit_events
-			WHERE load_id = $1 AND rowid BETWEEN $2 AND $3 AND stage = 'ResponseComplete' AND code < 300
-				AND subresource IS NULL AND verb IN ('create', 'update', 'patch', 'delete')
-				AND resource IN ('endpoints', 'endpointslices'))
-		WHERE verb = 'delete' OR body IS NOT NULL
-		ORDER BY stage_at, source_line`, loadID, from, to)
-	if err != nil {
-		return fmt.Errorf("reading audit bodies: %w", err)
+type deriveResult struct {
+	seq  int64
+	at   time.Time
+	rows collectedRows
+}
+
+// newEndpointDeriver starts a deriver; a disabled one ignores every event.
+func newEndpointDeriver(ctx context.Context, conn *sql.Conn, file string, loadID int64, enabled bool) *endpointDeriver {
+	w := newRowWriter(ctx, conn)
+	w.hold()
+	d := &endpointDeriver{
+		enabled: enabled,
+		sink:    &objectSink{w: w, source: "audit", file: file, loadID: loadID},
+		jobs:    make(chan deriveJob, 256),
+		results: make(chan deriveResult, 256),
+		merged:  make(chan error, 1),
 	}
-	var bodies []auditBody
-	for rows.Next() {
-		var b auditBody
-		if err := rows.Scan(&b.at, &b.line, &b.verb, &b.resource, &b.ns, &b.name, &b.body); err != nil {
-			rows.Close()
-			return err
-		}
-		bodies = append(bodies, b)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	// Decoding is the expensive part; it runs on every core (DuckDB is idle meanwhile), and the
-	// rows are appended in the order of the events.
-	decoded := make([]collectedRows, len(bodies))
-	var wg sync.WaitGroup
-	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
+		d.workers.Add(1)
 		go func() {
-			defer wg.Done()
-			for i := range next {
-				b := bodies[i]
-				decoded[i].err = k8sobj.DecodeObject([]byte(b.body), k8sobj.ObjectOptions{
-					Event: b.verb, Line: b.line, Seq: *seq + int64(i) + 1, Kind: b.resource, Deleted: b.verb == "delete", Namespace: b.ns, Name: b.name,
-				}, &decoded[i])
+			defer d.workers.Done()
+			for j := range d.jobs {
+				r := deriveResult{seq: j.seq, at: j.at}
+				r.rows.err = k8sobj.DecodeObject(j.body, j.opt, &r.rows)
+				d.results <- r
 			}
 		}()
 	}
-	for i := range bodies {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	*seq += int64(len(bodies))
-	for i, d := range decoded {
-		if d.err != nil {
-			return d.err
-		}
-		sink.capturedAt = bodies[i].at
-		for _, r := range d.rows {
-			if err := sink.row(r.table, r.values); err != nil {
-				return err
+	go d.merge()
+	return d
+}
+
+// merge appends the decoded rows in the order of the events.
+func (d *endpointDeriver) merge() {
+	pending := map[int64]deriveResult{}
+	next := int64(1)
+	var err error
+	for r := range d.results {
+		pending[r.seq] = r
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
 			}
+			delete(pending, next)
+			next++
+			if err == nil {
+				err = r.rows.err
+			}
+			d.sink.capturedAt = r.at
+			for _, row := range r.rows.rows {
+				if err == nil {
+					err = d.sink.row(row.table, row.values)
+				}
+			}
+			d.sink.rejects = append(d.sink.rejects, r.rows.rejects...)
 		}
-		sink.rejects = append(sink.rejects, d.rejects...)
 	}
-	return nil
+	d.merged <- err
+}
+
+var endpointsMarker = []byte(`"endpoints`) // also matches "endpointslices"
+
+// event looks at one audit event line; it only reads the few members it needs, with the
+// scanner, and leaves the body to the workers.
+func (d *endpointDeriver) event(raw []byte, line int64) {
+	if !d.enabled {
+		return
+	}
+	refRaw, ok := topLevelRaw(raw, "objectRef")
+	if !ok || !bytes.Contains(refRaw, endpointsMarker) {
+		return
+	}
+	str := func(key string) string { v, _ := topLevelString(raw, key); return v }
+	if str("kind") != "Event" || str("stage") != "ResponseComplete" {
+		return
+	}
+	var ref struct{ Resource, Subresource, Namespace, Name string }
+	var status struct{ Code int }
+	if json.Unmarshal(refRaw, &ref) != nil {
+		return
+	}
+	if v, ok := topLevelRaw(raw, "responseStatus"); !ok || json.Unmarshal(v, &status) != nil {
+		return
+	}
+	if status.Code < 200 || status.Code >= 300 || ref.Subresource != "" || (ref.Resource != "endpoints" && ref.Resource != "endpointslices") {
+		return // not a successful write of endpoints (malformed lines are DuckDB's to reject)
+	}
+	at, err := time.Parse(time.RFC3339Nano, str("stageTimestamp"))
+	if err != nil {
+		return
+	}
+	verb := str("verb")
+	body, _ := topLevelRaw(raw, "responseObject")
+	switch verb {
+	case "create", "update":
+		if len(body) == 0 {
+			body, _ = topLevelRaw(raw, "requestObject")
+		}
+	case "patch", "delete": // a patch's requestObject is the patch, not the object
+	default:
+		return
+	}
+	if len(body) == 0 && verb != "delete" {
+		return // logged at Metadata level: no body to read
+	}
+	d.seq++
+	d.jobs <- deriveJob{seq: d.seq, at: at, body: body, opt: k8sobj.ObjectOptions{
+		Event: verb, Line: line, Seq: d.seq, Kind: ref.Resource, Deleted: verb == "delete", Namespace: ref.Namespace, Name: ref.Name,
+	}}
+}
+
+// stop ends the workers and the merger, after the last event; calling it again is harmless.
+func (d *endpointDeriver) stop() error {
+	d.stopped.Do(func() {
+		close(d.jobs)
+		d.workers.Wait()
+		close(d.results)
+		d.stopErr = <-d.merged
+	})
+	return d.stopErr
 }
 
 // collectedRows gathers what decoding one body produced, for appending later.
@@ -201,4 +256,24 @@ func (c *collectedRows) Row(r k8sobj.Record) error {
 
 func (c *collectedRows) Bad(line int, offset int64, reason, excerpt string) {
 	c.rejects = append(c.rejects, rejected{line: int64(line), offset: offset, reason: reason, text: []byte(excerpt)})
+}
+
+// finish inserts the held rows once the events are loaded, drops the rows of events that did
+// not become audit_events rows (rejected, or duplicates of loaded events), and the rows an
+// earlier load already has. It returns the bodies that could not be read.
+func (d *endpointDeriver) finish(ctx context.Context, conn *sql.Conn, loadID int64) ([]rejected, error) {
+	if err := errors.Join(d.stop(), d.sink.w.close()); err != nil {
+		return nil, fmt.Errorf("deriving endpoint states: %w", err)
+	}
+	for table := range d.sink.w.counts {
+		_, err := conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
+			AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), loadID)
+		if err != nil {
+			return nil, fmt.Errorf("deriving endpoint states: %w", err)
+		}
+	}
+	if _, err := removeDuplicateObjectRows(ctx, conn, d.sink.w, loadID); err != nil {
+		return nil, err
+	}
+	return d.sink.rejects, nil
 }

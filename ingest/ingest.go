@@ -42,6 +42,7 @@ type Options struct {
 	Kind             Kind
 	MaxLineBytes     int  // longest line kept; 0 means DefaultMaxLineBytes
 	KeepSecretBodies bool // keep bodies of Secrets, TokenReviews and token requests
+	NoAuditEndpoints bool // do not derive endpoint_addresses rows from Endpoints bodies in audit events
 	Progress         Progress
 	Log              io.Writer // one summary line per file; nil for none
 	Node             string    // node of conntrack evidence outside a <node>/<time>/ bundle

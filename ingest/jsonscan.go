@@ -12,46 +12,49 @@ import (
 // It scans just far enough to find the member, so for apiserver output, where kind, auditID,
 // stage and requestURI come first, it reads only the line's first few hundred bytes.
 func topLevelString(line []byte, key string) (value string, ok bool) {
+	raw, ok := topLevelRaw(line, key)
+	if !ok || raw[0] != '"' {
+		return "", false
+	}
+	return unquote(raw)
+}
+
+// topLevelRaw returns the raw JSON value of the member key of the object in line (see
+// topLevelString), without decoding it.
+func topLevelRaw(line []byte, key string) ([]byte, bool) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
-		return "", false
+		return nil, false
 	}
 	i++
 	for {
 		i = skipSpace(line, i)
 		if i >= len(line) || line[i] != '"' {
-			return "", false
+			return nil, false
 		}
 		kStart := i
 		kEnd, ok := skipString(line, i)
 		if !ok {
-			return "", false
+			return nil, false
 		}
 		i = skipSpace(line, kEnd)
 		if i >= len(line) || line[i] != ':' {
-			return "", false
+			return nil, false
 		}
 		i = skipSpace(line, i+1)
 		if i >= len(line) {
-			return "", false
+			return nil, false
+		}
+		vEnd, ok := skipValue(line, i)
+		if !ok {
+			return nil, false
 		}
 		if rawKeyEquals(line[kStart:kEnd], key) {
-			if line[i] != '"' {
-				return "", false
-			}
-			vEnd, ok := skipString(line, i)
-			if !ok {
-				return "", false
-			}
-			return unquote(line[i:vEnd])
+			return line[i:vEnd], true
 		}
-		i, ok = skipValue(line, i)
-		if !ok {
-			return "", false
-		}
-		i = skipSpace(line, i)
+		i = skipSpace(line, vEnd)
 		if i >= len(line) || line[i] != ',' {
-			return "", false
+			return nil, false
 		}
 		i++
 	}

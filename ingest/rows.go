@@ -32,6 +32,8 @@ type rowWriter struct {
 	counts  map[string]int64
 	pending chan pendingBatch
 	done    chan error
+	held    []pendingBatch // batches kept back while the connection is busy (see hold)
+	holding bool
 }
 
 type pendingBatch struct {
@@ -95,16 +97,43 @@ func (w *rowWriter) append(table string, values ...any) error {
 	return nil
 }
 
+// hold keeps batches in memory instead of inserting them, for rows produced while the
+// connection runs another statement; release inserts them.
+func (w *rowWriter) hold() { w.holding = true }
+
+// release inserts the held batches and stops holding.
+func (w *rowWriter) release() error {
+	w.holding = false
+	held := w.held
+	w.held = nil
+	for _, p := range held {
+		if err := w.send(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // flush hands the gathered rows of one table to the insert goroutine.
 func (w *rowWriter) flush(tb *tableBatch) error {
 	if tb.rows == 0 {
 		return nil
 	}
 	tb.rows = 0
+	p := pendingBatch{tb.table.Name, tb.b.NewRecordBatch()}
+	if w.holding {
+		w.held = append(w.held, p)
+		return nil
+	}
+	return w.send(p)
+}
+
+func (w *rowWriter) send(p pendingBatch) error {
 	select {
-	case w.pending <- pendingBatch{tb.table.Name, tb.b.NewRecordBatch()}:
+	case w.pending <- p:
 		return nil
 	case <-w.ctx.Done():
+		p.rec.Release()
 		return w.ctx.Err()
 	}
 }
@@ -149,6 +178,7 @@ func (w *rowWriter) close() error {
 	for _, tb := range w.tables {
 		errs = append(errs, w.flush(tb))
 	}
+	errs = append(errs, w.release())
 	close(w.pending)
 	errs = append(errs, <-w.done)
 	for _, tb := range w.tables {
