@@ -88,3 +88,18 @@ func TestEndpointsFromSnapshotsAndAudit(t *testing.T) {
 		t.Errorf("loading the same recording again: %d rows, was %d", after, before)
 	}
 }
+
+func TestNoAuditEndpoints(t *testing.T) {
+	path := "../samples/flapping/audit.log"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("samples/flapping missing")
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{NoAuditEndpoints: true}, path)
+	if n := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses"); n != 0 {
+		t.Errorf("%d endpoint rows derived with NoAuditEndpoints", n)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM audit_events"); n != 1430 {
+		t.Errorf("%d audit events, want 1430", n)
+	}
+}
