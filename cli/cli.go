@@ -44,7 +44,9 @@ func verbs() []verb {
 	return []verb{
 		{"ingest", "load evidence files into a database", runIngest},
 		{"query", "run SQL over the loaded tables", runQuery},
-		{"run", "ingest into a temporary database and report what was loaded", runRun},
+		{"run", "ingest into a temporary database (or --db) and analyze it", runRun},
+		{"analyze", "run the rules over a database and report findings", runAnalyze},
+		{"rules", "list the rules, or show one", runRules},
 		{"schema", "document every table and column", runSchema},
 		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
 		{"version", "print the version", runVersion},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -133,19 +135,69 @@ func TestExitCodesAndUsage(t *testing.T) {
 	}
 }
 
-func TestRunReportsTables(t *testing.T) {
+func TestRunLoadsAndAnalyzes(t *testing.T) {
 	r := runCLI(t, "run", "-o", "csv", realAuditLog)
 	if r.code != ExitOK {
 		t.Fatalf("run: %+v", r)
 	}
-	if !strings.Contains(r.stdout, "audit_events,1204\n") || !strings.Contains(r.stdout, "ingest_errors,0\n") {
+	if !strings.HasPrefix(r.stdout, "rule,severity,namespace,name,subject,first_seen,last_seen,count,summary,evidence\n") ||
+		!strings.Contains(r.stdout, "election-lock-churn,warning,lab,legacy-operator-lock,") {
 		t.Errorf("run output %q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "1204 rows loaded") {
+	if !strings.Contains(r.stderr, "1204 rows loaded") || !strings.Contains(r.stderr, "loaded: 1204 audit_events") {
 		t.Errorf("run summary %q", r.stderr)
 	}
 	if q := runCLI(t, "run", "--quiet", realAuditLog); q.stderr != "" {
 		t.Errorf("--quiet still wrote %q", q.stderr)
+	}
+}
+
+func TestAnalyzeExitCodesAndFlags(t *testing.T) {
+	db := loadedDB(t)
+	tests := []struct {
+		args []string
+		code int
+		out  string // in stdout or stderr
+	}{
+		{[]string{"analyze", "--db", db}, ExitOK, "election-lock-churn"},
+		{[]string{"analyze", "--db", db, "--fail-on", "warning"}, ExitFindings, "at or above warning"},
+		{[]string{"analyze", "--db", db, "--fail-on", "critical"}, ExitOK, "legacy-operator-lock"},
+		{[]string{"analyze", "--db", db, "--fail-on", "severe"}, ExitUsage, `unknown severity "severe"`},
+		{[]string{"analyze", "--db", db, "--rule", "probe-conntrack-exhaustion"}, ExitOK, "not evaluated: probe-conntrack-exhaustion (no data in"},
+		{[]string{"analyze", "--db", db, "--rule", "no-such-rule"}, ExitUsage, `unknown rule "no-such-rule"`},
+		{[]string{"analyze", "--db", db, "--set", "election-lock-churn"}, ExitUsage, "--set wants ID.PARAM=VALUE"},
+		{[]string{"analyze", "--db", db, "--set", "election-lock-churn.nope_count=1"}, ExitUsage, `has no param "nope_count"`},
+		{[]string{"analyze", "--db", db, "--since", "yesterday"}, ExitUsage, "--since wants an RFC3339 time"},
+		{[]string{"analyze", "--db", db, "--since", "2030-01-01T00:00:00Z"}, ExitOK, "No findings."},
+		{[]string{"analyze", "--db", db, "--until", "1m"}, ExitOK, "legacy-operator-lock"},
+		{[]string{"analyze", "--db", db, "-o", "yaml"}, ExitUsage, `unknown output format "yaml"`},
+		{[]string{"rules", "list"}, ExitOK, "endpoint-flapping"},
+		{[]string{"rules", "show", "watch-rewind"}, ExitOK, "References:"},
+		{[]string{"rules", "show", "nope"}, ExitUsage, `unknown rule "nope"`},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stdout+r.stderr, tt.out) {
+			t.Errorf("kubesift %v: exit %d, want %d and %q in\n%s%s", tt.args, r.code, tt.code, tt.out, r.stdout, r.stderr)
+		}
+	}
+	r := runCLI(t, "analyze", "--db", db, "-o", "json")
+	var doc struct {
+		Findings []map[string]any `json:"findings"`
+		Rules    []map[string]any `json:"rules"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Findings) == 0 || len(doc.Rules) != 5 {
+		t.Fatalf("-o json: %v %s", err, r.stdout)
+	}
+	for _, k := range []string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "summary", "evidence"} {
+		if _, ok := doc.Findings[0][k]; !ok {
+			t.Errorf("-o json finding has no %q", k)
+		}
+	}
+	for _, line := range strings.Split(runCLI(t, "analyze", "--db", db).stdout, "\n") {
+		if utf8.RuneCountInString(line) > 120 {
+			t.Errorf("table line longer than 120 columns: %q", line)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
@@ -10,19 +11,23 @@ import (
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs, c := newFlags(e, "run", "PATH...",
-		"Ingest PATH... into a temporary in-memory database (or --db) and report what was loaded\n"+
-			"per table.")
+		"Ingest PATH... into a temporary in-memory database (or --db) and analyze it: the findings go\n"+
+			"to stdout, what was loaded to stderr. Takes the flags of ingest and analyze.")
 	fs.StringVar(&c.db, "db", "", "database file to load into and keep (default: temporary, in memory)")
 	var f ingestFlags
 	addIngestFlags(fs, &f)
-	out := addOutputFlag(fs, "table", "table", "json", "csv")
+	var a analyzeFlags
+	addAnalyzeFlags(fs, &a)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("no PATH given")
 	}
-	if err := out.validate(); err != nil {
+	if err := a.output.validate(); err != nil {
+		return err
+	}
+	if _, _, err := a.selectRules(); err != nil { // bad --rule/--set/--rules: fail before loading anything
 		return err
 	}
 	opt, err := f.options(e, c.quiet)
@@ -43,15 +48,23 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	_, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
-	counts, err := tableCounts(ctx, db.DB)
-	if err != nil {
-		return err
+	if !c.quiet {
+		counts, err := tableCounts(ctx, db.DB)
+		if err != nil {
+			return err
+		}
+		var parts []string
+		for _, tc := range counts {
+			if tc[1].(int64) > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", tc[1], tc[0]))
+			}
+		}
+		fmt.Fprintf(e.stderr, "loaded: %s\n", strings.Join(parts, ", "))
 	}
-	rs := &resultSet{columns: []string{"table", "rows"}}
-	for _, c := range counts {
-		rs.rows = append(rs.rows, []any{c[0], c[1]})
-	}
-	if err := out.write(e.stdout, rs); err != nil {
+	if err := a.analyzeAndReport(ctx, e.stdout, db); err != nil {
+		if ingestErr != nil {
+			return fmt.Errorf("%w\nsome inputs could not be loaded:\n%w", err, ingestErr)
+		}
 		return err
 	}
 	if ingestErr != nil {

@@ -160,9 +160,9 @@ func (in *Ingester) logResult(r FileResult) {
 		fmt.Fprintf(in.opt.Log, "%s: skipped: %s\n", r.Path, r.Skipped)
 		return
 	default:
-		fmt.Fprintf(in.opt.Log, "%s: %s, %d rows loaded", r.Path, r.Kind, r.Rows)
+		fmt.Fprintf(in.opt.Log, "%s: %s, %s loaded", r.Path, r.Kind, plural(int(r.Rows), "row"))
 		if r.Duplicates > 0 {
-			fmt.Fprintf(in.opt.Log, ", %d duplicates skipped", r.Duplicates)
+			fmt.Fprintf(in.opt.Log, ", %s skipped", plural(int(r.Duplicates), "duplicate"))
 		}
 		fmt.Fprintf(in.opt.Log, " in %.1fs\n", r.Elapsed.Seconds())
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"database/sql/driver"
 
@@ -35,6 +36,8 @@ type DB struct {
 	*sql.DB
 	Path      string
 	connector *duckdb.Connector
+	sandbox   sync.Once
+	sandboxed error
 }
 
 // Options tune how the database is opened.
@@ -59,10 +62,14 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("opening database %s: %w", path, err)
 		}
 	}
-	init := []string{
+	// Settings and the ATTACH are for the whole database and run with the first connection; a
+	// later connection (database/sql opens them as it likes) only selects the database. They
+	// cannot run again anyway once Sandboxed has locked the configuration.
+	setup := []string{
 		"SET memory_limit = " + quote(opt.MemoryLimit),
 		"SET write_buffer_row_group_count = 1",
 	}
+	var perConn []string
 	if path != InMemory {
 		// The file is attached to an in-memory instance rather than opened directly, because
 		// only ATTACH takes a row group size.
@@ -70,13 +77,26 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		if opt.ReadOnly {
 			mode = ", READ_ONLY"
 		}
-		init = append(init,
+		setup = append(setup,
 			"SET temp_directory = "+quote(path+".tmp"),
-			fmt.Sprintf("ATTACH IF NOT EXISTS %s AS kubesift (ROW_GROUP_SIZE %d%s)", quote(path), rowGroupRows, mode),
-			"USE kubesift")
+			fmt.Sprintf("ATTACH %s AS kubesift (ROW_GROUP_SIZE %d%s)", quote(path), rowGroupRows, mode))
+		perConn = []string{"USE kubesift"}
 	}
+	var once sync.Once
+	var setupErr error
 	connector, err := duckdb.NewConnector("", func(execer driver.ExecerContext) error {
-		for _, stmt := range init {
+		once.Do(func() {
+			for _, stmt := range setup {
+				if _, err := execer.ExecContext(ctx, stmt, nil); err != nil {
+					setupErr = err
+					return
+				}
+			}
+		})
+		if setupErr != nil {
+			return setupErr
+		}
+		for _, stmt := range perConn {
 			if _, err := execer.ExecContext(ctx, stmt, nil); err != nil {
 				return err
 			}
@@ -131,22 +151,29 @@ func (db *DB) Close() error {
 
 // Sandboxed returns a connection for running user-supplied SQL: DuckDB's access to files,
 // other databases, extensions and the network is switched off for the whole database, and
-// the configuration is locked so the SQL cannot switch it back on.
+// the configuration is locked so the SQL cannot switch it back on. Once sandboxed, the
+// database stays so: later connections are sandboxed too.
 func (db *DB) Sandboxed(ctx context.Context) (*sql.Conn, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, stmt := range []string{
-		"SET enable_external_access = false",
-		"SET allow_community_extensions = false",
-		"SET autoload_known_extensions = false",
-		"SET lock_configuration = true",
-	} {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
+	db.sandbox.Do(func() {
+		for _, stmt := range []string{
+			"SET enable_external_access = false",
+			"SET allow_community_extensions = false",
+			"SET autoload_known_extensions = false",
+			"SET lock_configuration = true",
+		} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				db.sandboxed = fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
+				return
+			}
 		}
+	})
+	if db.sandboxed != nil {
+		conn.Close()
+		return nil, db.sandboxed
 	}
 	return conn, nil
 }

@@ -1,0 +1,209 @@
+package analyze
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+// Finding is one row of a rule's query: the contract columns.
+type Finding struct {
+	Rule      string          `json:"rule"`
+	Severity  rules.Severity  `json:"severity"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Subject   string          `json:"subject"`
+	FirstSeen time.Time       `json:"first_seen"`
+	LastSeen  time.Time       `json:"last_seen"`
+	Count     int64           `json:"count"`
+	Summary   string          `json:"summary"`
+	Evidence  json.RawMessage `json:"evidence"`
+}
+
+// EvidenceCount returns the number of items in the evidence list.
+func (f Finding) EvidenceCount() int {
+	var items []json.RawMessage
+	if json.Unmarshal(f.Evidence, &items) != nil {
+		return 0
+	}
+	return len(items)
+}
+
+// Outcome is what one rule did.
+type Outcome struct {
+	Rule      rules.Rule
+	Evaluated bool
+	Reason    string // why it was not evaluated
+	Findings  int
+}
+
+// Report is the result of an analysis.
+type Report struct {
+	Since, Until *time.Time
+	Outcomes     []Outcome
+	Findings     []Finding // sorted: severity (highest first), first_seen, rule, namespace, name, subject
+}
+
+// Options set the analysis window and parameter overrides.
+type Options struct {
+	Since, Until *time.Time
+	// Set overrides parameters: Set[ruleID][param] = value (already of the param's type).
+	Set map[string]map[string]any
+}
+
+// Run evaluates rs over db. A rule whose input tables are all empty is not evaluated; a rule
+// whose query fails or breaks the column contract makes Run fail, naming the rule.
+func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
+	conn, err := db.Sandboxed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rep := &Report{Since: opt.Since, Until: opt.Until}
+	for _, r := range rs {
+		out := Outcome{Rule: r}
+		empty, err := emptyInputs(ctx, conn, r.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+		if len(empty) == len(r.Inputs) {
+			out.Reason = "no data in " + strings.Join(empty, ", ")
+			rep.Outcomes = append(rep.Outcomes, out)
+			continue
+		}
+		out.Evaluated = true
+		findings, err := runRule(ctx, conn, r, opt)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+		}
+		out.Findings = len(findings)
+		rep.Findings = append(rep.Findings, findings...)
+		rep.Outcomes = append(rep.Outcomes, out)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Severity.Rank() != b.Severity.Rank() {
+			return a.Severity.Rank() > b.Severity.Rank()
+		}
+		if !a.FirstSeen.Equal(b.FirstSeen) {
+			return a.FirstSeen.Before(b.FirstSeen)
+		}
+		return strings.Join([]string{a.Rule, a.Namespace, a.Name, a.Subject}, "\x00") <
+			strings.Join([]string{b.Rule, b.Namespace, b.Name, b.Subject}, "\x00")
+	})
+	return rep, nil
+}
+
+// emptyInputs returns the input tables without rows.
+func emptyInputs(ctx context.Context, conn *sql.Conn, inputs []string) ([]string, error) {
+	var empty []string
+	for _, t := range inputs {
+		if _, ok := store.Lookup(t); !ok {
+			return nil, fmt.Errorf("input %q is not a kubesift table (see kubesift schema)", t)
+		}
+		var has bool
+		if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+")").Scan(&has); err != nil {
+			return nil, err
+		}
+		if !has {
+			empty = append(empty, t)
+		}
+	}
+	return empty, nil
+}
+
+// Args returns the named parameters of r's query: its params (defaults, overridden by set)
+// and the window.
+func Args(r rules.Rule, opt Options) []any {
+	args := make([]any, 0, len(r.Params)+2)
+	for _, p := range r.Params {
+		v := p.Default
+		if o, ok := opt.Set[r.ID][p.Name]; ok {
+			v = o
+		}
+		args = append(args, sql.Named(p.Name, v))
+	}
+	var since, until any
+	if opt.Since != nil {
+		since = *opt.Since
+	}
+	if opt.Until != nil {
+		until = *opt.Until
+	}
+	return append(args, sql.Named("since", since), sql.Named("until", until))
+}
+
+func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]Finding, error) {
+	rows, err := conn.QueryContext(ctx, r.SQL, Args(r, opt)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(cols, rules.Columns) {
+		return nil, fmt.Errorf("query returns columns %v; the contract is %v", cols, rules.Columns)
+	}
+	var out []Finding
+	for rows.Next() {
+		var f Finding
+		var severity, namespace, name, subject, summary sql.NullString
+		var first, last sql.NullTime
+		var count, evidence any
+		if err := rows.Scan(&f.Rule, &severity, &namespace, &name, &subject, &first, &last, &count, &summary, &evidence); err != nil {
+			return nil, err
+		}
+		if f.Rule != r.ID {
+			return nil, fmt.Errorf("a row says rule %q", f.Rule)
+		}
+		if f.Severity, err = rules.ParseSeverity(severity.String); err != nil {
+			return nil, err
+		}
+		f.Namespace, f.Name, f.Subject, f.Summary = namespace.String, name.String, subject.String, summary.String
+		f.FirstSeen, f.LastSeen = first.Time.UTC(), last.Time.UTC()
+		switch c := count.(type) {
+		case int64:
+			f.Count = c
+		case int32:
+			f.Count = int64(c)
+		case *big.Int:
+			f.Count = c.Int64()
+		default:
+			return nil, fmt.Errorf("count is %T, want an integer", count)
+		}
+		if f.Evidence, err = evidenceJSON(evidence); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// evidenceJSON turns the evidence column (JSON, as the driver decodes it) into a JSON list.
+func evidenceJSON(v any) (json.RawMessage, error) {
+	switch e := v.(type) {
+	case nil:
+		return json.RawMessage("[]"), nil
+	case string:
+		if !json.Valid([]byte(e)) {
+			return nil, fmt.Errorf("evidence is not JSON: %.80s", e)
+		}
+		return json.RawMessage(e), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,164 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+var update = flag.Bool("update", false, "rewrite samples/*/findings.golden")
+
+// TestMain runs from the repository root, so that evidence names files as users see them
+// (samples/flapping/audit.log).
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+func builtin(t *testing.T) []rules.Rule {
+	t.Helper()
+	rs, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func scenarioDB(t *testing.T, dir string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	inputs, err := ingest.ExpandPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(db, ingest.Options{}).Ingest(context.Background(), inputs); err != nil {
+		t.Fatalf("loading %s: %v", dir, err)
+	}
+	return db
+}
+
+func scenarios(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("samples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "record" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
+// TestScenarioGoldens runs every rule on every recorded scenario and compares the findings
+// with samples/<scenario>/findings.golden (rewrite with -update). It also checks that every rule
+// fires on some scenario and that nothing fires on samples/healthy.
+func TestScenarioGoldens(t *testing.T) {
+	rs := builtin(t)
+	fired := map[string]bool{}
+	for _, sc := range scenarios(t) {
+		t.Run(sc, func(t *testing.T) {
+			rep, err := Run(context.Background(), scenarioDB(t, filepath.Join("samples", sc)), rs, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Findings {
+				fired[f.Rule] = true
+			}
+			if sc == "healthy" && len(rep.Findings) > 0 {
+				t.Errorf("healthy: %d findings, first %s on %s/%s: %s", len(rep.Findings), rep.Findings[0].Rule, rep.Findings[0].Namespace, rep.Findings[0].Name, rep.Findings[0].Summary)
+			}
+			var got bytes.Buffer
+			if err := Write(&got, rep, "json"); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("samples", sc, "findings.golden")
+			if *update {
+				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -tags duckdb_arrow ./analyze -update writes it)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("findings differ from %s (rerun with -update if intended):\n%s", path, got.String())
+			}
+		})
+	}
+	for _, r := range rs {
+		if !fired[r.ID] {
+			t.Errorf("rule %s fires on no scenario in samples/", r.ID)
+		}
+	}
+}
+
+// TestRulesOnEmptyTables: every query runs on empty tables, returns the contract columns and
+// no rows; and analyze reports the rules as not evaluated.
+func TestRulesOnEmptyTables(t *testing.T) {
+	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Sandboxed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rs := builtin(t)
+	for _, r := range rs {
+		findings, err := runRule(context.Background(), conn, r, Options{})
+		if err != nil {
+			t.Errorf("%s on empty tables: %v", r.ID, err)
+		} else if len(findings) != 0 {
+			t.Errorf("%s on empty tables: %d findings", r.ID, len(findings))
+		}
+		rows, err := conn.QueryContext(context.Background(), r.SQL, Args(r, Options{})...)
+		if err != nil {
+			continue
+		}
+		types, _ := rows.ColumnTypes()
+		var got []string
+		for _, ct := range types {
+			got = append(got, ct.DatabaseTypeName())
+		}
+		rows.Close()
+		want := []string{"VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "TIMESTAMPTZ", "TIMESTAMPTZ", "BIGINT", "VARCHAR", "JSON"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s column types %v, want %v", r.ID, got, want)
+		}
+		for _, in := range r.Inputs {
+			if _, ok := store.Lookup(in); !ok {
+				t.Errorf("%s: input %q is not a table", r.ID, in)
+			}
+		}
+	}
+	rep, err := Run(context.Background(), db, rs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Outcomes {
+		if o.Evaluated || o.Reason == "" {
+			t.Errorf("%s on an empty database: evaluated %v, reason %q", o.Rule.ID, o.Evaluated, o.Reason)
+		}
+	}
+}

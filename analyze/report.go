@@ -1,0 +1,179 @@
+package analyze
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Formats lists the report formats.
+var Formats = []string{"table", "wide", "json", "ndjson", "csv"}
+
+// Write renders rep in format (see Formats).
+func Write(w io.Writer, rep *Report, format string) error {
+	switch format {
+	case "table":
+		return writeTable(w, rep, false)
+	case "wide":
+		return writeTable(w, rep, true)
+	case "json":
+		return writeJSON(w, rep)
+	case "ndjson":
+		enc := json.NewEncoder(w)
+		for _, f := range rep.Findings {
+			if err := enc.Encode(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		return writeCSV(w, rep)
+	}
+	return fmt.Errorf("unknown report format %q", format)
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// object names what a finding is about: namespace/name, or the name alone (nodes, cluster scope).
+func object(f Finding) string {
+	if f.Namespace == "" {
+		return f.Name
+	}
+	return f.Namespace + "/" + f.Name
+}
+
+func cut(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	return string([]rune(s)[:width-1]) + "…"
+}
+
+// writeTable prints one line per finding that fits 120 columns, with its summary indented
+// below, then the rules that could not be evaluated. wide adds last_seen and the evidence count
+// and never cuts.
+func writeTable(w io.Writer, rep *Report, wide bool) error {
+	type col struct {
+		title string
+		width int
+		value func(Finding) string
+	}
+	cols := []col{
+		{"SEVERITY", 8, func(f Finding) string { return string(f.Severity) }},
+		{"RULE", 26, func(f Finding) string { return f.Rule }},
+		{"OBJECT", 26, object},
+		{"SUBJECT", 20, func(f Finding) string { return f.Subject }},
+		{"FIRST SEEN", 20, func(f Finding) string { return rfc3339(f.FirstSeen) }},
+	}
+	if wide {
+		cols = append(cols, col{"LAST SEEN", 20, func(f Finding) string { return rfc3339(f.LastSeen) }})
+	}
+	cols = append(cols, col{"COUNT", 5, func(f Finding) string { return strconv.FormatInt(f.Count, 10) }})
+	if wide {
+		cols = append(cols, col{"EVIDENCE", 8, func(f Finding) string { return strconv.Itoa(f.EvidenceCount()) }})
+	}
+	if wide { // widths fit the content instead
+		for i := range cols {
+			cols[i].width = utf8.RuneCountInString(cols[i].title)
+			for _, f := range rep.Findings {
+				cols[i].width = max(cols[i].width, utf8.RuneCountInString(cols[i].value(f)))
+			}
+		}
+	}
+	line := func(cells []string) string {
+		var b strings.Builder
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i == len(cells)-1 {
+				b.WriteString(c)
+			} else {
+				fmt.Fprintf(&b, "%-*s", cols[i].width, c)
+			}
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+	if len(rep.Findings) == 0 {
+		fmt.Fprintln(w, "No findings.")
+	} else {
+		titles := make([]string, len(cols))
+		for i, c := range cols {
+			titles[i] = c.title
+		}
+		fmt.Fprintln(w, line(titles))
+		for _, f := range rep.Findings {
+			cells := make([]string, len(cols))
+			for i, c := range cols {
+				v := c.value(f)
+				if !wide {
+					v = cut(v, c.width)
+				}
+				cells[i] = v
+			}
+			fmt.Fprintln(w, line(cells))
+			summary := "    " + f.Summary
+			if !wide {
+				summary = cut(summary, 120)
+			}
+			fmt.Fprintln(w, summary)
+		}
+	}
+	for _, o := range rep.Outcomes {
+		if !o.Evaluated {
+			fmt.Fprintf(w, "not evaluated: %s (%s)\n", o.Rule.ID, o.Reason)
+		}
+	}
+	return nil
+}
+
+type jsonRule struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Severity  string `json:"severity"`
+	Evaluated bool   `json:"evaluated"`
+	Reason    string `json:"reason,omitempty"`
+	Findings  int    `json:"findings"`
+}
+
+func writeJSON(w io.Writer, rep *Report) error {
+	doc := struct {
+		Since    *string    `json:"since"`
+		Until    *string    `json:"until"`
+		Findings []Finding  `json:"findings"`
+		Rules    []jsonRule `json:"rules"`
+	}{Findings: rep.Findings}
+	if doc.Findings == nil {
+		doc.Findings = []Finding{}
+	}
+	if rep.Since != nil {
+		s := rfc3339(*rep.Since)
+		doc.Since = &s
+	}
+	if rep.Until != nil {
+		s := rfc3339(*rep.Until)
+		doc.Until = &s
+	}
+	for _, o := range rep.Outcomes {
+		doc.Rules = append(doc.Rules, jsonRule{o.Rule.ID, o.Rule.Title, string(o.Rule.Severity), o.Evaluated, o.Reason, o.Findings})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func writeCSV(w io.Writer, rep *Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "summary", "evidence"})
+	for _, f := range rep.Findings {
+		cw.Write([]string{f.Rule, string(f.Severity), f.Namespace, f.Name, f.Subject, rfc3339(f.FirstSeen), rfc3339(f.LastSeen),
+			strconv.FormatInt(f.Count, 10), f.Summary, string(f.Evidence)})
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+type analyzeFlags struct {
+	only   []string
+	dir    string
+	set    []string
+	since  string
+	until  string
+	failOn string
+	output *outputFlag
+}
+
+func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
+	fs.StringArrayVar(&f.only, "rule", nil, "run only this rule (repeatable; see 'kubesift rules list')")
+	fs.StringVar(&f.dir, "rules", "", "directory of extra rules (<id>.yaml + <id>.sql); a rule there replaces the built-in of the same id")
+	fs.StringArrayVar(&f.set, "set", nil, "override a rule parameter: ID.PARAM=VALUE (repeatable)")
+	fs.StringVar(&f.since, "since", "", "analyse from this time: RFC3339 (2026-11-21T04:00:00Z) or a duration before now (2h, 30m)")
+	fs.StringVar(&f.until, "until", "", "analyse up to this time: RFC3339 or a duration before now")
+	fs.StringVar(&f.failOn, "fail-on", "", "exit with code 3 when a finding has this severity or higher: info, warning or critical")
+	f.output = addOutputFlag(fs, "table", analyze.Formats...)
+}
+
+// parseTime reads --since/--until: RFC3339, or a duration meaning that long before now.
+func parseTime(flag, s string, now time.Time) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		t = t.UTC()
+		return &t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		t := now.Add(-d).UTC()
+		return &t, nil
+	}
+	return nil, usagef("--%s wants an RFC3339 time (2026-11-21T04:00:00Z) or a duration (2h), got %q", flag, s)
+}
+
+// selectRules loads the built-in rules plus --rules, keeps --rule, and parses --set.
+func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, error) {
+	rs, err := rules.Builtin()
+	if err != nil {
+		return nil, nil, fmt.Errorf("built-in rules: %w", err)
+	}
+	if f.dir != "" {
+		extra, err := rules.LoadDir(f.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		rs = rules.Merge(rs, extra)
+	}
+	if len(f.only) > 0 {
+		var kept []rules.Rule
+		for _, id := range f.only {
+			i := slices.IndexFunc(rs, func(r rules.Rule) bool { return r.ID == id })
+			if i < 0 {
+				return nil, nil, usagef("unknown rule %q (see kubesift rules list)", id)
+			}
+			kept = append(kept, rs[i])
+		}
+		rs = kept
+	}
+	set := map[string]map[string]any{}
+	for _, s := range f.set {
+		key, value, ok := strings.Cut(s, "=")
+		id, param, ok2 := strings.Cut(key, ".")
+		if !ok || !ok2 {
+			return nil, nil, usagef("--set wants ID.PARAM=VALUE, got %q", s)
+		}
+		i := slices.IndexFunc(rs, func(r rules.Rule) bool { return r.ID == id })
+		if i < 0 {
+			return nil, nil, usagef("--set %s: unknown rule %q", s, id)
+		}
+		j := slices.IndexFunc(rs[i].Params, func(p rules.Param) bool { return p.Name == param })
+		if j < 0 {
+			return nil, nil, usagef("--set %s: rule %s has no param %q (see kubesift rules show %s)", s, id, param, id)
+		}
+		v, err := rs[i].Params[j].ParamValue(value)
+		if err != nil {
+			return nil, nil, usagef("--set %s: %v", s, err)
+		}
+		if set[id] == nil {
+			set[id] = map[string]any{}
+		}
+		set[id][param] = v
+	}
+	return rs, set, nil
+}
+
+// analyzeAndReport runs the rules over db and writes the report; with --fail-on it returns a
+// findingsError when a finding is at or above that severity.
+func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB) error {
+	rs, set, err := f.selectRules()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	since, err := parseTime("since", f.since, now)
+	if err != nil {
+		return err
+	}
+	until, err := parseTime("until", f.until, now)
+	if err != nil {
+		return err
+	}
+	var failOn rules.Severity
+	if f.failOn != "" {
+		if failOn, err = rules.ParseSeverity(f.failOn); err != nil {
+			return usageError{err}
+		}
+	}
+	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
+	if err != nil {
+		return err
+	}
+	if err := analyze.Write(w, rep, f.output.format); err != nil {
+		return err
+	}
+	if failOn != "" {
+		n := 0
+		for _, fd := range rep.Findings {
+			if fd.Severity.Rank() >= failOn.Rank() {
+				n++
+			}
+		}
+		if n > 0 {
+			return findingsError{fmt.Sprintf("%s at or above %s", pluralFindings(n), failOn)}
+		}
+	}
+	return nil
+}
+
+func pluralFindings(n int) string {
+	if n == 1 {
+		return "1 finding"
+	}
+	return fmt.Sprintf("%d findings", n)
+}
+
+func runAnalyze(ctx context.Context, e *env, args []string) error {
+	fs, c := newFlags(e, "analyze", "",
+		"Run the rules over a database and report the findings, most severe first. A rule whose\n"+
+			"input tables are empty is reported as not evaluated. Exit code 3 with --fail-on when a\n"+
+			"finding reaches that severity.")
+	c.addDB(fs, e, "database file to analyse")
+	var f analyzeFlags
+	addAnalyzeFlags(fs, &f)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (analyze reads --db; use run to load files first)", fs.Arg(0))
+	}
+	if err := f.output.validate(); err != nil {
+		return err
+	}
+	db, err := c.openDB(ctx, c.db, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return f.analyzeAndReport(ctx, e.stdout, db)
+}
+
+func runRules(_ context.Context, e *env, args []string) error {
+	fs, _ := newFlags(e, "rules", "list | show ID",
+		"List the rules, or show one: what it finds, why it matters, what to do, its parameters\n"+
+			"with their defaults, and its references.")
+	dir := fs.String("rules", "", "directory of extra rules, as for analyze")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	f := analyzeFlags{dir: *dir}
+	rs, _, err := f.selectRules()
+	if err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "list":
+		for _, r := range rs {
+			fmt.Fprintf(e.stdout, "%-28s %-9s %s\n", r.ID, r.Severity, r.Title)
+		}
+		return nil
+	case fs.NArg() == 2 && fs.Arg(0) == "show":
+		i := slices.IndexFunc(rs, func(r rules.Rule) bool { return r.ID == fs.Arg(1) })
+		if i < 0 {
+			return usagef("unknown rule %q (see kubesift rules list)", fs.Arg(1))
+		}
+		showRule(e.stdout, rs[i])
+		return nil
+	}
+	return usagef("want 'rules list' or 'rules show ID'")
+}
+
+func showRule(w io.Writer, r rules.Rule) {
+	fmt.Fprintf(w, "%s: %s\nseverity: %s (may rise with the numbers)\ninputs: %s\nsource: %s\n\n%s\n\nRemediation:\n%s\n",
+		r.ID, r.Title, r.Severity, strings.Join(r.Inputs, ", "), r.Source,
+		strings.TrimSpace(r.Description), strings.TrimSpace(r.Remediation))
+	if len(r.Params) > 0 {
+		fmt.Fprintln(w, "\nParameters (override with --set "+r.ID+".NAME=VALUE):")
+		for _, p := range r.Params {
+			fmt.Fprintf(w, "  %s = %v\n      %s\n", p.Name, p.Default, strings.TrimSpace(p.Description))
+		}
+	}
+	fmt.Fprintln(w, "\nReferences:")
+	for _, ref := range r.References {
+		fmt.Fprintln(w, "  "+ref)
+	}
+}

@@ -1,0 +1,33 @@
+// Package queries holds the SQL of kubesift's built-in rules, one file per rule named after the
+// rule's id (see package rules). It is a leaf: it only embeds the files.
+package queries
+
+import (
+	"embed"
+	"io/fs"
+	"strings"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// SQL returns the query of the rule id.
+func SQL(id string) (string, bool) {
+	b, err := fs.ReadFile(files, id+".sql")
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// IDs lists the rules that have a query, sorted.
+func IDs() []string {
+	entries, _ := fs.ReadDir(files, ".")
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".sql"); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,112 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubesift/kubesift/queries"
+)
+
+func TestParseGoodAndBad(t *testing.T) {
+	// Parse checks the id against the name it is given: the rule's file is minimal.yaml.
+	r, errs := Parse("testdata/minimal.yaml", mustRead(t, "testdata/minimal.good.yaml"))
+	if len(errs) != 0 {
+		t.Fatalf("minimal rule: %v", errs)
+	}
+	if r.Params[0].Default != int64(10) {
+		t.Errorf("default %v (%T), want int64 10", r.Params[0].Default, r.Params[0].Default)
+	}
+
+	_, errs = Parse("testdata/unknown-field.yaml", mustRead(t, "testdata/unknown-field.bad.yaml"))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "field sevrity not found") {
+		t.Errorf("unknown field: %v", errs)
+	}
+
+	_, errs = Parse("testdata/many-problems.yaml", mustRead(t, "testdata/many-problems.bad.yaml"))
+	all := joinErrs(errs)
+	for _, want := range []string{
+		`id "Not_The_File_Name": want lowercase`, "missing title", `unknown severity "urgent"`,
+		`reference "not a url" is not a URL`, "missing inputs", `param "threshold": put its unit in its name`,
+		`param "threshold" declared twice`, `is not a number, string or boolean`, `param "since" is reserved`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("many-problems.bad.yaml: no error %q in\n%s", want, all)
+		}
+	}
+}
+
+func TestLoadDirReportsEverythingAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good), 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.sql"), []byte("SELECT $window_minutes, $since, $until, $undeclared_count -- $comment_is_fine\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "lonely.yaml"), []byte(strings.ReplaceAll(good, "id: mine", "id: lonely")), 0o644)
+	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("id: [\n"), 0o644)
+	_, err := LoadDir(dir)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"mine.sql: $undeclared_count is not a declared param", "no query lonely.sql", "broken.yaml: yaml:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "comment_is_fine") {
+		t.Errorf("a $name in a comment counted as a placeholder: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.sql"), []byte("SELECT $window_minutes, $since"), 0o644)
+	os.Remove(filepath.Join(dir, "lonely.yaml"))
+	os.Remove(filepath.Join(dir, "broken.yaml"))
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "must use $until") {
+		t.Errorf("a query without $until: %v", err)
+	}
+}
+
+// TestBuiltinRulesArePairs: every built-in rule file has its query and every query its rule,
+// and all of them load.
+func TestBuiltinRulesArePairs(t *testing.T) {
+	rs, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, queries.IDs()) {
+		t.Errorf("rules %v, queries %v: every rules/<id>.yaml needs queries/<id>.sql and back", ids, queries.IDs())
+	}
+	for _, want := range []string{"watch-rewind", "endpoints-phantom-recreate", "election-lock-churn", "probe-conntrack-exhaustion", "endpoint-flapping"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("built-in rule %s is missing (rule ids are part of the contract)", want)
+		}
+	}
+}
+
+func TestMergeOverrides(t *testing.T) {
+	base := []Rule{{ID: "a", Title: "base a"}, {ID: "b"}}
+	got := Merge(base, []Rule{{ID: "a", Title: "user a"}, {ID: "c"}})
+	if len(got) != 3 || got[0].Title != "user a" || got[2].ID != "c" {
+		t.Errorf("merge: %+v", got)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func joinErrs(errs []error) string {
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString(e.Error() + "\n")
+	}
+	return b.String()
+}
