@@ -1,0 +1,300 @@
+-- endpoints-phantom-recreate: Endpoints (or EndpointSlices) deleted and recreated while their Service existed
+-- throughout: the observable damage of a client acting on replayed (rewound) watch events.
+--
+-- A cycle is a successful delete (2xx) of an Endpoints or EndpointSlice followed, within max_recreate_delay_s, by a
+-- successful create (2xx) of the same object by another user (typically the endpoints / endpointslice controller).
+-- Endpoints are matched by name (= the Service); EndpointSlices by their Service (kubernetes.io/service-name label,
+-- from the create body, the delete response or any observation of that slice in endpoint_addresses), since a recreated
+-- slice gets a new generated name. Each create closes the latest delete before it; each delete takes its first create.
+-- The Service "existed throughout" when the latest thing known about it at the delete is not a deletion and it was
+-- neither deleted nor created between the delete and the recreate. What is known about a Service: its audit create
+-- (from stageTimestamp), delete (from requestReceivedTimestamp: a Service delete removes its Endpoints inside the
+-- apiserver with no audit event of their own), successful get/update/patch, snapshot observations (services table,
+-- deleted rows as deletions) and its creationTimestamp (rounded up to the next second). With nothing known before the
+-- delete, a recreate by the endpoints controllers themselves (they only create for an existing Service) and no Service
+-- delete or create up to the recreate still counts (evidence says so). The legitimate Service delete/re-create is never
+-- a cycle: the Service delete sits between (or is the latest thing known before) the Endpoints removal.
+-- One finding per object and deleting client (username + userAgent); count = cycles; critical from
+-- critical_cycles_count cycles.
+WITH
+win AS (
+    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
+           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
+slice_service AS (
+    SELECT namespace, name, min(service) AS service
+    FROM endpoint_addresses
+    WHERE kind = 'EndpointSlice' AND coalesce(service, '') <> ''
+    GROUP BY ALL
+),
+-- successful deletes and creates of Endpoints and EndpointSlices, one row per request
+ep_writes AS (
+    SELECT a.audit_id, a.verb,
+           CASE WHEN a.resource = 'endpoints' THEN 'Endpoints' ELSE 'EndpointSlice' END AS kind,
+           a.namespace,
+           coalesce(a.name, a.response_object->'metadata'->>'name', a.response_object->'details'->>'name') AS obj_name,
+           coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS obj_uid,
+           coalesce(a.response_object->'metadata'->'labels'->>'kubernetes.io/service-name',
+                    a.request_object->'metadata'->'labels'->>'kubernetes.io/service-name') AS body_service,
+           coalesce(a.username, '') AS username, coalesce(a.user_agent, '') AS user_agent,
+           a.received_at, a.stage_at, a.code, a.source_file, a.source_line
+    FROM audit_events a, win
+    WHERE a.stage = 'ResponseComplete'
+      AND a.verb IN ('create', 'delete')
+      AND a.code BETWEEN 200 AND 299
+      AND ((a.resource = 'endpoints' AND coalesce(a.api_group, '') = '')
+           OR (a.resource = 'endpointslices' AND a.api_group = 'discovery.k8s.io'))
+      AND coalesce(a.subresource, '') = ''
+      AND a.namespace IS NOT NULL
+      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
+),
+ep_keyed AS (
+    SELECT w.*,
+           CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service
+    FROM ep_writes w
+    LEFT JOIN slice_service s ON w.kind = 'EndpointSlice' AND s.namespace = w.namespace AND s.name = w.obj_name
+),
+dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
+creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
+-- each create closes the latest delete of the same object that started before it completed
+create_of AS (
+    SELECT c.audit_id AS create_id, arg_max(d.audit_id, d.received_at) AS delete_id
+    FROM creates c
+    JOIN dels d
+      ON d.kind = c.kind AND d.namespace = c.namespace AND d.service = c.service
+     AND d.received_at <= c.stage_at
+     AND (c.kind = 'EndpointSlice' OR d.obj_name = c.obj_name)
+    GROUP BY c.audit_id
+),
+-- each delete takes its first create, if it came soon enough and from someone else
+cycles_raw AS (
+    SELECT d.audit_id AS delete_id, arg_min(c.audit_id, c.stage_at) AS create_id
+    FROM create_of o
+    JOIN dels d ON d.audit_id = o.delete_id
+    JOIN creates c ON c.audit_id = o.create_id
+    WHERE c.stage_at <= d.stage_at + to_microseconds(CAST(CAST($max_recreate_delay_s AS DOUBLE) * 1000000 AS BIGINT))
+      AND c.username <> d.username
+    GROUP BY d.audit_id
+),
+-- what is known about each Service over time
+svc_events AS (
+    SELECT a.namespace, a.name,
+           CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
+           CASE a.verb WHEN 'delete' THEN 'delete' WHEN 'create' THEN 'create' ELSE 'seen' END AS what,
+           coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS uid,
+           'audit ' || a.verb || ' ' || a.audit_id AS source
+    FROM audit_events a
+    WHERE a.resource = 'services' AND coalesce(a.api_group, '') = ''
+      AND coalesce(a.subresource, '') IN ('', 'status')
+      AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
+      AND a.verb IN ('create', 'delete', 'get', 'update', 'patch')
+      AND a.namespace IS NOT NULL AND a.name IS NOT NULL
+    UNION ALL
+    SELECT s.namespace, s.name, s.captured_at,
+           CASE WHEN coalesce(s.deleted, false) THEN 'delete' ELSE 'seen' END,
+           s.uid, s.source || ' ' || s.source_file
+    FROM services s
+    WHERE s.captured_at IS NOT NULL
+    UNION ALL
+    SELECT DISTINCT s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
+           'creationTimestamp ' || strftime(s.creation_timestamp AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ')
+    FROM services s
+    WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
+),
+cycles AS (
+    SELECT d.kind, d.namespace, d.service,
+           d.audit_id AS delete_id, d.obj_name AS deleted_name, d.obj_uid AS deleted_uid,
+           d.username AS deleter, d.user_agent AS deleter_agent,
+           d.received_at AS delete_received, d.stage_at AS delete_at, d.code AS delete_code,
+           d.source_file AS delete_file, d.source_line AS delete_line,
+           c.audit_id AS create_id, c.obj_name AS created_name, c.obj_uid AS created_uid,
+           c.username AS creator, c.user_agent AS creator_agent,
+           c.stage_at AS create_at, c.code AS create_code,
+           c.source_file AS create_file, c.source_line AS create_line,
+           epoch_ms(c.stage_at) - epoch_ms(d.stage_at) AS recreate_ms,
+           (SELECT arg_max(e.what, e.at) FROM svc_events e
+             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_what,
+           (SELECT arg_max(e.uid, e.at) FROM svc_events e
+             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_uid,
+           (SELECT arg_max(e.source, e.at) FROM svc_events e
+             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_source,
+           EXISTS (SELECT 1 FROM svc_events e
+                    WHERE e.namespace = d.namespace AND e.name = d.service
+                      AND e.what IN ('delete', 'create')
+                      AND e.at > d.received_at AND e.at <= c.stage_at) AS svc_changed,
+           -- uid of the Service seen after the recreate (the same one when it existed throughout)
+           (SELECT arg_min(e.uid, e.at) FROM svc_events e
+             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at > c.stage_at AND e.uid IS NOT NULL) AS svc_next_uid
+    FROM cycles_raw r
+    JOIN dels d ON d.audit_id = r.delete_id
+    JOIN creates c ON c.audit_id = r.create_id
+),
+phantoms AS (
+    SELECT c.*,
+           CASE WHEN c.svc_last_what IN ('create', 'seen', 'created')
+                THEN 'Service ' || c.namespace || '/' || c.service || ' known to exist before the delete (' || c.svc_last_source || ')'
+                ELSE 'no Service information before the delete; recreated by ' || c.creator ||
+                     ', which only creates them for an existing Service, and no Service delete or create in between'
+           END AS service_evidence,
+           coalesce(c.svc_last_uid, c.svc_next_uid) AS service_uid
+    FROM cycles c
+    WHERE NOT c.svc_changed
+      AND (c.svc_last_what IN ('create', 'seen', 'created')
+           OR (c.svc_last_what IS NULL
+               -- the garbage collector deletes them only once their Service is gone
+               AND c.deleter <> 'system:serviceaccount:kube-system:generic-garbage-collector'
+               AND c.creator IN ('system:serviceaccount:kube-system:endpoint-controller',
+                                 'system:serviceaccount:kube-system:endpointslice-controller',
+                                 'system:kube-controller-manager')))
+      -- a Service seen with another uid after the recreate was replaced in between
+      AND (c.svc_last_uid IS NULL OR c.svc_next_uid IS NULL OR c.svc_last_uid = c.svc_next_uid)
+),
+numbered AS (
+    SELECT p.*,
+           row_number() OVER (PARTITION BY kind, namespace, service, deleter, deleter_agent ORDER BY delete_at, delete_id) AS cycle
+    FROM phantoms p
+),
+ev_items AS (
+    SELECT kind, namespace, service, deleter, deleter_agent, delete_at AS ts, 1 AS ord, delete_id AS id,
+           struct_pack(cycle := cycle,
+                       "at" := strftime(delete_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       audit_id := delete_id, file := delete_file, line := delete_line,
+                       verb := 'delete', code := delete_code,
+                       kind := kind, object := namespace || '/' || deleted_name, uid := deleted_uid,
+                       user_name := deleter, user_agent := deleter_agent,
+                       recreate_ms := NULL::BIGINT,
+                       service_uid := service_uid, service_evidence := service_evidence) AS item
+    FROM numbered
+    UNION ALL
+    SELECT kind, namespace, service, deleter, deleter_agent, create_at, 2, create_id,
+           struct_pack(cycle := cycle,
+                       "at" := strftime(create_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       audit_id := create_id, file := create_file, line := create_line,
+                       verb := 'create', code := create_code,
+                       kind := kind, object := namespace || '/' || created_name, uid := created_uid,
+                       user_name := creator, user_agent := creator_agent,
+                       recreate_ms := CAST(recreate_ms AS BIGINT),
+                       service_uid := NULL::VARCHAR, service_evidence := NULL::VARCHAR)
+    FROM numbered
+),
+ev AS (
+    SELECT kind, namespace, service, deleter, deleter_agent,
+           list(item ORDER BY ts, ord, id) AS items
+    FROM ev_items
+    GROUP BY ALL
+),
+findings AS (
+    SELECT n.kind, n.namespace, n.service, n.deleter, n.deleter_agent,
+           count(*) AS cycles,
+           min(n.delete_at) AS first_at, max(n.create_at) AS last_at,
+           max(n.delete_at) AS last_delete_at,
+           min(n.recreate_ms) AS min_ms, max(n.recreate_ms) AS max_ms,
+           string_agg(DISTINCT n.creator, ', ' ORDER BY n.creator) AS creators,
+           arg_max(n.service_uid, n.delete_at) AS service_uid,
+           bool_and(n.svc_last_what IS NOT NULL) AS service_seen
+    FROM numbered n
+    GROUP BY ALL
+    HAVING count(*) >= CAST($min_cycles_count AS BIGINT)
+),
+-- ---------------------------------------------------------------- snapshots only (no audit record of the deletes)
+-- Endpoints whose uid changes between two consecutive snapshot observations while the Service seen just before and
+-- just after is the same object (same uid, not deleted, no Service delete/create known in between), and no audit
+-- delete/create of those Endpoints around that time (the audit path above reports those).
+snap_obs AS (
+    SELECT DISTINCT e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
+    FROM endpoint_addresses e, win
+    WHERE e.source = 'snapshot' AND e.kind = 'Endpoints' AND e.uid IS NOT NULL
+      AND NOT coalesce(e.deleted, false)
+      AND e.captured_at >= win.t0 AND e.captured_at <= win.t1
+),
+snap_seq AS (
+    SELECT o.*,
+           lag(o.uid) OVER w AS prev_uid,
+           lag(o.captured_at) OVER w AS prev_at,
+           lag(o.source_file) OVER w AS prev_file
+    FROM snap_obs o
+    WINDOW w AS (PARTITION BY o.namespace, o.name ORDER BY o.captured_at, o.source_file, o.object_seq)
+),
+snap_changes AS (
+    SELECT c.*,
+           (SELECT arg_max(e.uid, e.at) FROM svc_events e
+             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_uid,
+           (SELECT arg_max(e.what, e.at) FROM svc_events e
+             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_what,
+           (SELECT arg_min(e.uid, e.at) FROM svc_events e
+             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_uid,
+           (SELECT arg_min(e.what, e.at) FROM svc_events e
+             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_what,
+           EXISTS (SELECT 1 FROM svc_events e
+                    WHERE e.namespace = c.namespace AND e.name = c.name AND e.what IN ('delete', 'create')
+                      AND e.at > c.prev_at AND e.at < c.captured_at) AS svc_changed,
+           EXISTS (SELECT 1 FROM ep_keyed w
+                    WHERE w.kind = 'Endpoints' AND w.namespace = c.namespace AND w.obj_name = c.name
+                      AND w.stage_at >= c.prev_at - INTERVAL 2 SECOND AND w.stage_at <= c.captured_at + INTERVAL 2 SECOND) AS in_audit
+    FROM snap_seq c
+    WHERE c.prev_uid IS NOT NULL AND c.uid <> c.prev_uid
+),
+snap_phantoms AS (
+    SELECT * FROM snap_changes
+    WHERE NOT in_audit AND NOT svc_changed
+      AND svc_before_what = 'seen' AND svc_after_what = 'seen'
+      AND svc_before_uid IS NOT NULL AND svc_before_uid = svc_after_uid
+),
+snap_findings AS (
+    SELECT namespace, name,
+           count(*) AS cycles, min(prev_at) AS first_at, max(captured_at) AS last_at,
+           arg_max(svc_after_uid, captured_at) AS service_uid,
+           list(struct_pack(cycle := NULL::BIGINT,
+                            "at" := strftime(captured_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                            previous_at := strftime(prev_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                            file := source_file, previous_file := prev_file,
+                            kind := 'Endpoints', object := namespace || '/' || name,
+                            previous_uid := prev_uid, uid := uid, service_uid := svc_after_uid)
+                ORDER BY captured_at, source_file) AS items
+    FROM snap_phantoms
+    GROUP BY ALL
+    HAVING count(*) >= CAST($min_cycles_count AS BIGINT)
+)
+SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, summary, evidence
+FROM (
+SELECT 'endpoints-phantom-recreate' AS rule,
+       CASE WHEN f.cycles >= CAST($critical_cycles_count AS BIGINT) THEN 'critical' ELSE 'warning' END AS severity,
+       f.namespace,
+       f.service AS name,
+       trim(f.deleter || ' ' || f.deleter_agent) AS subject,
+       f.first_at AS first_seen,
+       f.last_at AS last_seen,
+       CAST(f.cycles AS BIGINT) AS count,
+       CASE WHEN f.kind = 'Endpoints' THEN 'Endpoints ' || f.namespace || '/' || f.service || ' were'
+            ELSE 'EndpointSlices of Service ' || f.namespace || '/' || f.service || ' were' END ||
+           ' deleted by ' || f.deleter || ' and recreated by ' || f.creators || ' ' || f.cycles ||
+           CASE WHEN f.cycles = 1 THEN ' time' ELSE ' times' END || ' between ' ||
+           strftime(f.first_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' and ' || strftime(f.last_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') ||
+           ' (recreated after ' ||
+           CASE WHEN round(f.min_ms) = round(f.max_ms) THEN CAST(round(f.max_ms) AS BIGINT) || ' ms'
+                ELSE CAST(round(f.min_ms) AS BIGINT) || '-' || CAST(round(f.max_ms) AS BIGINT) || ' ms' END ||
+           ') while Service ' || f.namespace || '/' || f.service ||
+           CASE WHEN f.service_uid IS NOT NULL THEN ' (uid ' || f.service_uid || ')' ELSE '' END ||
+           CASE WHEN f.service_seen THEN ' existed throughout'
+                ELSE ' presumably existed throughout (no record of the Service before the delete; the endpoints controller only recreates them for an existing Service, and no Service delete or create is logged in between)' END ||
+           ': each delete drops the Service''s endpoints until the recreate, typically a client acting on replayed (rewound) watch events.' AS summary,
+       to_json(e.items) AS evidence
+FROM findings f
+JOIN ev e USING (kind, namespace, service, deleter, deleter_agent)
+UNION ALL
+SELECT 'endpoints-phantom-recreate' AS rule,
+       CASE WHEN f.cycles >= CAST($critical_cycles_count AS BIGINT) THEN 'critical' ELSE 'warning' END AS severity,
+       f.namespace, f.name,
+       'unknown client (no audit record of the deletes)' AS subject,
+       f.first_at AS first_seen, f.last_at AS last_seen,
+       CAST(f.cycles AS BIGINT) AS count,
+       'Endpoints ' || f.namespace || '/' || f.name || ' were replaced by a new object (new uid) ' || f.cycles ||
+           CASE WHEN f.cycles = 1 THEN ' time' ELSE ' times' END || ' between snapshots from ' ||
+           strftime(f.first_at AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' to ' || strftime(f.last_at AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
+           ' while Service ' || f.namespace || '/' || f.name || ' (uid ' || f.service_uid || ') stayed the same object' ||
+           ': deleted and recreated behind the Service''s back; load the audit log of that time to see who deleted them.' AS summary,
+       to_json(f.items) AS evidence
+    FROM snap_findings f
+)
+ORDER BY first_seen, namespace, name, subject

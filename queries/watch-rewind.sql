@@ -1,0 +1,289 @@
+-- watch-rewind: clients that re-watch from a stale or decreasing resourceVersion.
+--
+-- A stream is one client's list/watch loop on one collection: username + userAgent + client address
+-- (sourceIPs[0], so replicas of one Deployment behind distinct pod IPs stay apart) + API group/version/resource +
+-- namespace + objectRef.name (set by the apiserver from fieldSelector=metadata.name=X) + label and field selector.
+-- Its watch requests (one row per audit ID, whatever stages are logged; ordered by requestReceivedTimestamp) with
+-- resourceVersion > 0 form the sequence of requested versions (0 or absent = "any/from the cache": never a rewind).
+-- A watch is a rewind when:
+--   backwards          its resourceVersion is lower than one the same stream already watched from;
+--   repeat-after-write it repeats the stream's newest version although a successful write in the stream's scope
+--                      happened while the previous watch was open (so the client was sent a newer version and must
+--                      have resumed from it): a write whose logged resourceVersion (response body, or objectRef's)
+--                      is newer, or, when the write logged none, a create/delete and the same version as the
+--                      previous watch. Writes in the last write_delivery_grace_ms of the previous watch do not
+--                      count (the event may not have reached the client). Streams with a label selector or a field
+--                      selector other than metadata.name are never judged by writes (the event may not match);
+--   expired-again      it asks for a version the apiserver already answered 410 Expired to this stream.
+-- Stale-version answers: the real apiserver logs a watch from a version that fell out of its watch cache as an
+-- HTTP 200 watch ending within milliseconds (the 410 travels inside the stream); the reflector then lists with that
+-- version and only that list is logged 410 Expired. A list answered 410 (not a continue page) that follows, within
+-- stale_list_window_s, a watch of the stream from the same version that lasted at most stale_watch_max_ms is one
+-- stale-version answer.
+-- Healthy reflectors never fire: they resume from the newest version they were sent, repeat a version only while
+-- nothing in their scope changed, and after a 410 relist and watch from the newer version the list returned.
+-- A stream is reported with at least min_rewinds_count rewinds; critical from critical_rewinds_count rewinds or when
+-- any stale-version answer (410 Expired list) follows.
+WITH
+win AS (
+    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
+           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- list and watch requests of collections, one row per request (audit ID)
+reqs AS (
+    SELECT a.audit_id,
+           any_value(a.verb) AS verb,
+           coalesce(any_value(a.username), '') AS username,
+           coalesce(any_value(a.user_agent), '') AS user_agent,
+           coalesce(any_value(a.source_ips[1]), '') AS client_ip,
+           coalesce(any_value(a.api_group), '') AS api_group,
+           coalesce(any_value(a.api_version), '') AS api_version,
+           any_value(a.resource) AS resource,
+           coalesce(any_value(a.namespace), '') AS namespace,
+           coalesce(any_value(a.name), '') AS obj_name,
+           coalesce(any_value(a.label_selector), '') AS label_selector,
+           coalesce(any_value(a.field_selector), '') AS field_selector,
+           min(a.received_at) AS recv,
+           max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS ended,
+           max(a.latency_ms) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS latency_ms,
+           max(a.code) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS code,
+           max(a.status_reason) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS status_reason,
+           any_value(a.watch_rv) AS rv,
+           any_value(a.timeout_seconds) AS timeout_s,
+           bool_or(coalesce(a.list_continue, false)) AS is_continue,
+           arg_min(a.source_file, a.stage_at) AS source_file,
+           arg_min(a.source_line, a.stage_at) AS source_line
+    FROM audit_events a
+    WHERE a.verb IN ('watch', 'list')
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') = ''
+    GROUP BY a.audit_id
+),
+reqs_win AS (
+    SELECT r.*,
+           -- the stream key as one value (for partitioning and joining)
+           [r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
+            r.obj_name, r.label_selector, r.field_selector] AS stream
+    FROM reqs r, win
+    WHERE r.recv >= win.t0 AND r.recv <= win.t1
+),
+-- the sequence of watch requests of each stream, with what came before
+watches AS (
+    SELECT w.*,
+           max(w.rv) OVER (PARTITION BY w.stream ORDER BY w.recv, w.audit_id
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
+           lag(w.rv) OVER s AS prev_rv,
+           lag(w.audit_id) OVER s AS prev_audit_id,
+           lag(w.recv) OVER s AS prev_recv,
+           lag(w.ended) OVER s AS prev_ended
+    FROM reqs_win w
+    WHERE w.verb = 'watch' AND w.rv > 0
+    WINDOW s AS (PARTITION BY w.stream ORDER BY w.recv, w.audit_id)
+),
+-- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
+gone_lists AS (
+    SELECT l.*
+    FROM reqs_win l
+    WHERE l.verb = 'list' AND l.code = 410 AND NOT l.is_continue AND l.rv > 0
+),
+-- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
+stale AS (
+    SELECT l.stream, l.audit_id, l.recv, l.rv, l.code, l.status_reason, l.latency_ms, l.source_file, l.source_line,
+           arg_max(w.audit_id, w.recv) AS watch_audit_id
+    FROM gone_lists l
+    JOIN watches w
+      ON w.stream = l.stream AND w.rv = l.rv
+     AND w.recv <= l.recv
+     AND l.recv <= w.recv + to_microseconds(CAST(CAST($stale_list_window_s AS DOUBLE) * 1000000 AS BIGINT))
+     AND coalesce(w.code, 200) = 200
+     AND w.latency_ms <= CAST($stale_watch_max_ms AS DOUBLE)
+    GROUP BY ALL
+),
+-- successful writes that advance a collection's resourceVersion
+writes AS (
+    SELECT a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
+           coalesce(a.namespace, '') AS namespace, coalesce(a.name, '') AS name,
+           a.stage_at AS at, a.source_file, a.source_line,
+           greatest(TRY_CAST(a.object_rv AS BIGINT),
+                    CASE WHEN coalesce(a.response_object->>'kind', '') <> 'Status'
+                         THEN TRY_CAST(a.response_object->'metadata'->>'resourceVersion' AS BIGINT) END) AS rv_seen,
+           -- creates and deletes always change the store; an update or patch may be a no-op
+           a.verb IN ('create', 'delete', 'deletecollection') AS always_writes
+    FROM audit_events a, win
+    WHERE a.stage = 'ResponseComplete'
+      AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
+      AND a.code BETWEEN 200 AND 299
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
+      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
+),
+-- the first write that proves the client was sent a newer version than the one it repeats
+repeat_proof AS (
+    SELECT w.audit_id,
+           arg_min(x.audit_id, x.at) AS write_audit_id,
+           arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
+           arg_min(x.rv_seen, x.at) AS write_rv,
+           min(x.at) AS write_at
+    FROM watches w
+    JOIN writes x
+      ON x.api_group = w.api_group AND x.resource = w.resource
+     AND (w.namespace = '' OR x.namespace = w.namespace)
+     AND (w.obj_name = '' OR x.name = w.obj_name)
+     AND x.at >= w.prev_recv
+     AND x.at <= least(coalesce(w.prev_ended, w.recv), w.recv)
+                 - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT))
+     AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
+    WHERE w.rv = w.prev_rv
+      AND w.rv >= w.prev_max_rv
+      AND w.label_selector = ''
+      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
+    GROUP BY w.audit_id
+),
+classified AS (
+    SELECT w.*,
+           p.write_audit_id, p.write_what, p.write_rv,
+           CASE WHEN w.rv < w.prev_max_rv THEN 'backwards'
+                WHEN EXISTS (SELECT 1 FROM gone_lists g
+                             WHERE g.stream = w.stream AND g.rv = w.rv AND g.recv < w.recv) THEN 'expired-again'
+                WHEN p.audit_id IS NOT NULL THEN 'repeat-after-write'
+           END AS reason
+    FROM watches w
+    LEFT JOIN repeat_proof p USING (audit_id)
+),
+rewinds AS (
+    SELECT * FROM classified WHERE reason IS NOT NULL
+),
+streams AS (
+    SELECT r.stream,
+           any_value(r.username) AS username, any_value(r.user_agent) AS user_agent, any_value(r.client_ip) AS client_ip,
+           any_value(r.api_group) AS api_group, any_value(r.resource) AS resource, any_value(r.namespace) AS namespace,
+           any_value(r.obj_name) AS obj_name, any_value(r.label_selector) AS label_selector,
+           any_value(r.field_selector) AS field_selector,
+           count(*) AS rewinds,
+           count(*) FILTER (WHERE r.reason = 'backwards') AS n_backwards,
+           count(*) FILTER (WHERE r.reason = 'repeat-after-write') AS n_repeat,
+           count(*) FILTER (WHERE r.reason = 'expired-again') AS n_expired_again,
+           min(r.recv) AS first_at, max(r.recv) AS last_at,
+           -- the first rewind of each kind, as an example in the summary
+           arg_min(r.prev_max_rv, r.recv) FILTER (WHERE r.reason = 'backwards') AS back_from,
+           arg_min(r.rv, r.recv) FILTER (WHERE r.reason = 'backwards') AS back_to,
+           min(r.recv) FILTER (WHERE r.reason = 'backwards') AS back_at,
+           arg_min(r.rv, r.recv) FILTER (WHERE r.reason = 'repeat-after-write') AS repeat_rv,
+           min(r.recv) FILTER (WHERE r.reason = 'repeat-after-write') AS repeat_at,
+           arg_min(r.write_what, r.recv) FILTER (WHERE r.reason = 'repeat-after-write') AS repeat_write,
+           list_sort(list_distinct(list(r.rv))) AS rewound_to
+    FROM rewinds r
+    GROUP BY r.stream
+    HAVING count(*) >= CAST($min_rewinds_count AS BIGINT)
+),
+stream_stale AS (
+    SELECT s.stream, count(*) AS n_stale, min(s.recv) AS first_at, max(s.recv) AS last_at
+    FROM stale s
+    GROUP BY s.stream
+),
+stream_max AS (
+    SELECT w.stream, max(w.rv) AS max_rv, count(*) AS n_watches
+    FROM watches w
+    GROUP BY w.stream
+),
+-- evidence: every rewind with the watch before it, and the stale-version answers (watch + 410 list)
+ev_rows AS (
+    SELECT stream, recv, audit_id, 'watch' AS verb, reason, rv, prev_rv, prev_max_rv, prev_audit_id,
+           code, latency_ms, timeout_s, source_file, source_line, write_audit_id, write_what, write_rv
+    FROM rewinds
+    UNION
+    SELECT p.stream, p.recv, p.audit_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_audit_id,
+           p.code, p.latency_ms, p.timeout_s, p.source_file, p.source_line, NULL, NULL, NULL
+    FROM classified p
+    JOIN rewinds r ON r.stream = p.stream AND r.prev_audit_id = p.audit_id
+    WHERE p.reason IS NULL
+    UNION
+    SELECT w.stream, w.recv, w.audit_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_audit_id,
+           w.code, w.latency_ms, w.timeout_s, w.source_file, w.source_line, NULL, NULL, NULL
+    FROM classified w
+    JOIN stale s ON s.watch_audit_id = w.audit_id
+    WHERE w.reason IS NULL
+    UNION
+    SELECT s.stream, s.recv, s.audit_id, 'list', 'stale-version answer: ' || coalesce(s.status_reason, 'Gone'), s.rv, NULL, NULL, s.watch_audit_id,
+           s.code, s.latency_ms, NULL, s.source_file, s.source_line, NULL, NULL, NULL
+    FROM stale s
+),
+ev AS (
+    SELECT e.stream,
+           count(*) AS n_items,
+           list(struct_pack(
+                    "at" := strftime(e.recv AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                    audit_id := e.audit_id,
+                    file := e.source_file,
+                    line := e.source_line,
+                    verb := e.verb,
+                    resource_version := e.rv,
+                    code := e.code,
+                    latency_ms := round(e.latency_ms, 1),
+                    timeout_seconds := e.timeout_s,
+                    rewind := e.reason,
+                    previous_resource_version := e.prev_rv,
+                    highest_previous_resource_version := e.prev_max_rv,
+                    previous_audit_id := e.prev_audit_id,
+                    write_audit_id := e.write_audit_id,
+                    write := e.write_what,
+                    write_resource_version := e.write_rv)
+                ORDER BY e.recv, e.audit_id) AS items
+    FROM ev_rows e
+    JOIN streams s USING (stream)
+    GROUP BY e.stream
+),
+findings AS (
+    SELECT s.*,
+           coalesce(st.n_stale, 0) AS n_stale,
+           st.first_at AS stale_first_at,
+           least(s.first_at, st.first_at) AS first_seen,
+           greatest(s.last_at, st.last_at) AS last_seen,
+           m.max_rv, m.n_watches,
+           e.items, e.n_items
+    FROM streams s
+    LEFT JOIN stream_stale st USING (stream)
+    LEFT JOIN stream_max m USING (stream)
+    LEFT JOIN ev e USING (stream)
+)
+SELECT 'watch-rewind' AS rule,
+       CASE WHEN f.rewinds >= CAST($critical_rewinds_count AS BIGINT) OR f.n_stale > 0 THEN 'critical' ELSE 'warning' END AS severity,
+       f.namespace,
+       f.resource || CASE WHEN f.api_group <> '' THEN '.' || f.api_group ELSE '' END ||
+           CASE WHEN f.obj_name <> '' AND f.field_selector NOT IN ('metadata.name=' || f.obj_name, 'metadata.name==' || f.obj_name)
+                THEN '/' || f.obj_name ELSE '' END ||
+           CASE WHEN f.label_selector <> '' THEN ' labelSelector=' || f.label_selector ELSE '' END ||
+           CASE WHEN f.field_selector <> '' THEN ' fieldSelector=' || f.field_selector ELSE '' END AS name,
+       trim(f.username || ' ' || f.user_agent) AS subject,
+       f.first_seen,
+       f.last_seen,
+       CAST(f.rewinds AS BIGINT) AS count,
+       f.username || CASE WHEN f.client_ip <> '' THEN ' (' || f.client_ip || ')' ELSE '' END ||
+           ' re-watched ' || f.resource || CASE WHEN f.api_group <> '' THEN '.' || f.api_group ELSE '' END ||
+           CASE WHEN f.namespace <> '' THEN ' in namespace ' || f.namespace ELSE ' in all namespaces' END ||
+           CASE WHEN f.obj_name <> '' THEN ' (object ' || f.obj_name || ')' ELSE '' END ||
+           ' from a stale resourceVersion ' || f.rewinds || ' times (of ' || f.n_watches || ' watches) between ' ||
+           strftime(f.first_seen AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' and ' || strftime(f.last_seen AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ': ' ||
+           concat_ws('; ',
+                CASE WHEN f.n_backwards > 0
+                     THEN f.n_backwards || ' went backwards (first ' || f.back_from || ' → ' || f.back_to || ' at ' ||
+                          strftime(f.back_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ')' END,
+                CASE WHEN f.n_repeat > 0
+                     THEN f.n_repeat || ' repeated the last version although a write had advanced it (first ' || f.repeat_rv ||
+                          ' at ' || strftime(f.repeat_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' after ' || f.repeat_write || ')' END,
+                CASE WHEN f.n_expired_again > 0
+                     THEN f.n_expired_again || ' asked again for a version already answered 410' END) ||
+           '; versions returned to: ' || array_to_string(f.rewound_to[1:5], ', ') ||
+           CASE WHEN len(f.rewound_to) > 5 THEN ', …' ELSE '' END ||
+           ' (highest requested ' || f.max_rv || ')' ||
+           CASE WHEN f.n_stale > 0
+                THEN '; ' || f.n_stale || ' stale-version answer' || CASE WHEN f.n_stale = 1 THEN '' ELSE 's' END ||
+                     ' from ' || strftime(f.stale_first_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') ||
+                     ' (watch ended within ' || CAST($stale_watch_max_ms AS BIGINT) ||
+                     ' ms, then a list with the same resourceVersion was answered 410 Expired)'
+                ELSE '' END ||
+           CASE WHEN f.n_items > 100 THEN '; evidence truncated to 100 of ' || f.n_items || ' items' ELSE '' END ||
+           '.' AS summary,
+       to_json(f.items[1:100]) AS evidence
+FROM findings f
+ORDER BY first_seen, namespace, name, subject, f.client_ip
