@@ -1,0 +1,355 @@
+-- election-lock-churn: leader election on the legacy control-plane.alpha.kubernetes.io/leader annotation of
+-- Endpoints or ConfigMaps (every renewal is an object change delivered to every watcher of that resource),
+-- and, as a separate info line, Leases whose holder changes more than N times within a window.
+--
+-- Sources: audit_events write bodies (responseObject, else requestObject) of endpoints, configmaps and leases;
+-- leader_locks rows of snapshots (source = 'snapshot'). Audit is preferred for a lock when it has writes of it;
+-- snapshots alone give a lower bound (distinct renewTime values seen).
+WITH
+win AS (
+    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
+           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- successful writes of the lock-capable resources, one row per request (all times: the previous state of an object
+-- is needed at the start of the window; in_win marks the writes inside it)
+writes AS (
+    SELECT a.audit_id, a.verb, a.resource, a.namespace,
+           coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name') AS name,
+           a.username, coalesce(a.user_agent, '') AS user_agent,
+           a.stage_at AS ts, a.source_file, a.source_line,
+           coalesce(a.response_object, a.request_object) AS body,
+           (a.stage_at >= win.t0 AND a.stage_at <= win.t1) AS in_win
+    FROM audit_events a, win
+    WHERE a.resource IN ('endpoints', 'configmaps', 'leases')
+      AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
+      AND coalesce(a.subresource, '') = ''
+      AND a.verb IN ('create', 'update', 'patch')
+      AND a.stage = 'ResponseComplete'
+      AND a.code BETWEEN 200 AND 299
+),
+-- ---------------------------------------------------------------- annotation locks (Endpoints, ConfigMap)
+ann_raw AS (
+    SELECT w.*,
+           CASE w.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END AS kind,
+           w.body->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS rec
+    FROM writes w
+    WHERE w.resource IN ('endpoints', 'configmaps')
+),
+ann_parsed AS (
+    SELECT r.*,
+           CASE WHEN json_valid(r.rec) THEN json_extract_string(r.rec, '$.holderIdentity') END AS holder,
+           CASE WHEN json_valid(r.rec) THEN TRY_CAST(json_extract_string(r.rec, '$.leaderTransitions') AS BIGINT) END AS transitions,
+           lag(r.rec IGNORE NULLS) OVER (PARTITION BY r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id) AS prev_rec
+    FROM ann_raw r
+),
+ann_parsed_h AS (
+    SELECT p.*,
+           lag(nullif(p.holder, '') IGNORE NULLS) OVER (PARTITION BY p.kind, p.namespace, p.name ORDER BY p.ts, p.audit_id) AS prev_holder
+    FROM ann_parsed p
+),
+snap_ann AS (
+    SELECT l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
+           l.holder, l.transitions, l.renew_time
+    FROM leader_locks l, win
+    WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
+      AND l.captured_at >= win.t0 AND l.captured_at <= win.t1
+),
+ann_locks AS (
+    SELECT DISTINCT kind, namespace, name FROM ann_parsed WHERE in_win AND rec IS NOT NULL
+    UNION
+    SELECT DISTINCT kind, namespace, name FROM snap_ann
+),
+-- the lock writers: users that changed the annotation of that object (the candidates)
+lock_writers AS (
+    SELECT DISTINCT kind, namespace, name, username
+    FROM ann_parsed
+    WHERE in_win AND rec IS NOT NULL AND rec IS DISTINCT FROM prev_rec
+),
+-- the lock writes: every successful write of a lock object by one of its lock writers (client-go renews with
+-- second-precision times, so two renewals within a second carry the same annotation), plus writes of a known lock
+-- without a logged body (Metadata audit level) by anyone but the endpoints controllers
+lock_writes AS (
+    SELECT p.*,
+           CASE WHEN p.rec IS NULL THEN 'write'
+                WHEN coalesce(p.holder, '') = '' THEN 'release'
+                WHEN p.prev_rec IS NULL
+                  OR p.holder IS DISTINCT FROM json_extract_string(p.prev_rec, '$.holderIdentity') THEN 'acquire'
+                WHEN p.rec = p.prev_rec THEN 'write'
+                ELSE 'renew' END AS action
+    FROM ann_parsed_h p
+    JOIN ann_locks k USING (kind, namespace, name)
+    WHERE p.in_win
+      AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
+                                        WHERE lw.kind = p.kind AND lw.namespace = p.namespace
+                                          AND lw.name = p.name AND lw.username = p.username))
+       OR (p.body IS NULL AND p.username NOT IN ('system:serviceaccount:kube-system:endpoint-controller',
+                                                 'system:serviceaccount:kube-system:endpointslicemirroring-controller')))
+),
+lock_writes_seq AS (
+    SELECT w.*,
+           row_number() OVER (PARTITION BY kind, namespace, name ORDER BY ts, audit_id) AS rn,
+           row_number() OVER (PARTITION BY kind, namespace, name ORDER BY ts DESC, audit_id DESC) AS rn_desc
+    FROM lock_writes w
+),
+lock_writes_flag AS (
+    SELECT s.*,
+           (coalesce(s.holder, '') <> '' AND s.prev_holder IS NOT NULL AND s.holder <> s.prev_holder) AS holder_change
+    FROM lock_writes_seq s
+),
+audit_agg AS (
+    SELECT kind, namespace, name,
+           count(*) FILTER (WHERE verb <> 'create') AS updates,
+           count(*) FILTER (WHERE verb = 'create') AS creates,
+           min(ts) AS first_at, max(ts) AS last_at,
+           count(*) FILTER (WHERE holder_change) AS holder_changes,
+           max(transitions) - min(transitions) AS transitions_delta,
+           min(transitions) AS transitions_min, max(transitions) AS transitions_max,
+           count(*) FILTER (WHERE action = 'release') AS releases,
+           string_agg(DISTINCT username, ', ' ORDER BY username) AS writers
+    FROM lock_writes_flag
+    GROUP BY ALL
+),
+audit_holders AS (
+    SELECT kind, namespace, name, string_agg(holder, ', ' ORDER BY first_at) AS holders, count(*) AS n_holders
+    FROM (SELECT kind, namespace, name, holder, min(ts) AS first_at
+          FROM lock_writes_flag WHERE coalesce(holder, '') <> '' GROUP BY ALL)
+    GROUP BY ALL
+),
+snap_seq AS (
+    SELECT s.*,
+           lag(nullif(s.holder, '') IGNORE NULLS) OVER (PARTITION BY kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_holder,
+           lag(s.renew_time) OVER (PARTITION BY kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_renew
+    FROM snap_ann s
+),
+snap_agg AS (
+    SELECT kind, namespace, name,
+           count(DISTINCT renew_time) AS renewals,
+           count(*) AS observations,
+           min(ts) AS first_at, max(ts) AS last_at,
+           count(*) FILTER (WHERE coalesce(holder, '') <> '' AND prev_holder IS NOT NULL AND holder <> prev_holder) AS holder_changes,
+           max(transitions) - min(transitions) AS transitions_delta,
+           min(transitions) AS transitions_min, max(transitions) AS transitions_max,
+           string_agg(DISTINCT nullif(holder, ''), ', ' ORDER BY nullif(holder, '')) AS holders,
+           count(DISTINCT nullif(holder, '')) AS n_holders
+    FROM snap_seq
+    GROUP BY ALL
+),
+lock_stats AS (
+    SELECT k.kind, k.namespace, k.name,
+           (coalesce(a.updates, 0) > 0) AS from_audit,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN a.updates ELSE coalesce(s.renewals, 0) END AS updates,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN a.first_at ELSE s.first_at END AS first_at,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN a.last_at ELSE s.last_at END AS last_at,
+           CASE WHEN coalesce(a.updates, 0) > 0
+                THEN greatest(a.holder_changes, coalesce(a.transitions_delta, 0))
+                ELSE greatest(coalesce(s.holder_changes, 0), coalesce(s.transitions_delta, 0)) END AS transitions,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN a.transitions_min ELSE s.transitions_min END AS transitions_min,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN a.transitions_max ELSE s.transitions_max END AS transitions_max,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN coalesce(h.holders, '') ELSE coalesce(s.holders, '') END AS holders,
+           CASE WHEN coalesce(a.updates, 0) > 0 THEN coalesce(h.n_holders, 0) ELSE coalesce(s.n_holders, 0) END AS n_holders,
+           coalesce(a.releases, 0) AS releases,
+           coalesce(a.creates, 0) AS creates,
+           a.writers,
+           coalesce(s.observations, 0) AS snapshot_observations
+    FROM ann_locks k
+    LEFT JOIN audit_agg a USING (kind, namespace, name)
+    LEFT JOIN audit_holders h USING (kind, namespace, name)
+    LEFT JOIN snap_agg s USING (kind, namespace, name)
+),
+-- watch requests (one row per request) on endpoints/configmaps, with their lifetime
+watch_reqs AS (
+    SELECT a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
+           coalesce(any_value(a.user_agent), '') AS user_agent,
+           any_value(a.field_selector) AS field_selector,
+           min(a.received_at) AS started_at,
+           coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
+           min(a.source_file) AS source_file, min(a.source_line) AS source_line
+    FROM audit_events a
+    WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
+      AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+    GROUP BY a.audit_id, a.resource, a.namespace
+    HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)
+),
+lock_watchers AS (
+    SELECT l.kind, l.namespace, l.name, w.username, w.user_agent,
+           min(w.started_at) AS started_at, arg_min(w.audit_id, w.started_at) AS audit_id,
+           arg_min(w.source_file, w.started_at) AS source_file, arg_min(w.source_line, w.started_at) AS source_line,
+           count(*) AS requests
+    FROM lock_stats l
+    JOIN watch_reqs w
+      ON w.resource = CASE l.kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END
+     AND (coalesce(w.namespace, '') = '' OR w.namespace = l.namespace)
+     AND (coalesce(w.field_selector, '') NOT LIKE '%metadata.name=%'
+          OR w.field_selector LIKE '%metadata.name=' || l.name || ''
+          OR w.field_selector LIKE '%metadata.name=' || l.name || ',%')
+     AND w.started_at <= l.last_at AND w.ended_at >= l.first_at
+    GROUP BY ALL
+),
+watcher_agg AS (
+    SELECT kind, namespace, name, count(*) AS watchers
+    FROM lock_watchers GROUP BY ALL
+),
+svc_seen AS (
+    SELECT DISTINCT namespace, name FROM services WHERE NOT coalesce(deleted, false)
+    UNION
+    SELECT DISTINCT namespace, name FROM audit_events
+    WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
+      AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
+),
+svc_knowledge AS (
+    SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM audit_events WHERE resource = 'services') AS n
+),
+ann_findings AS (
+    SELECT l.*,
+           coalesce(wa.watchers, 0) AS watchers,
+           epoch(l.last_at - l.first_at) AS span_s,
+           CASE WHEN epoch(l.last_at - l.first_at) > 0
+                THEN l.updates * 60.0 / epoch(l.last_at - l.first_at) END AS updates_per_min,
+           CASE WHEN l.kind <> 'Endpoints' THEN NULL
+                WHEN (SELECT n FROM svc_knowledge) = 0 THEN NULL
+                ELSE EXISTS (SELECT 1 FROM svc_seen s WHERE s.namespace = l.namespace AND s.name = l.name) END AS has_service
+    FROM lock_stats l
+    LEFT JOIN watcher_agg wa USING (kind, namespace, name)
+    WHERE l.updates >= CAST($min_updates_count AS BIGINT)
+),
+ann_scored AS (
+    SELECT f.*,
+           f.updates * f.watchers AS fanout,
+           coalesce(f.updates_per_min, 0) * f.watchers AS fanout_per_min
+    FROM ann_findings f
+),
+ann_evidence AS (
+    SELECT kind, namespace, name,
+           list(ev ORDER BY grp, ts, ord)[1:50] AS items,
+           count(*) AS n_items
+    FROM (
+        -- lock writes: the first 5, every acquisition, holder change and release, and the last one
+        SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
+               struct_pack(type := 'write', action := action, "at" := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                           audit_id := audit_id, verb := verb, file := source_file, line := source_line,
+                           user_name := username, user_agent := user_agent,
+                           holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
+        FROM lock_writes_flag
+        WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
+        UNION ALL
+        -- the distinct watchers, with their first watch request in the window
+        SELECT kind, namespace, name, 2, started_at, audit_id,
+               struct_pack(type := 'watcher', action := 'watch', "at" := strftime(started_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                           audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
+                           user_name := username, user_agent := user_agent,
+                           holder := NULL::VARCHAR, leader_transitions := NULL::BIGINT, watch_requests := requests)
+        FROM lock_watchers
+        UNION ALL
+        -- snapshot-only locks: the observations where the holder changed
+        SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
+               struct_pack(type := 'snapshot', action := 'holder', "at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                           audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
+                           user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR,
+                           holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
+        FROM snap_seq s
+        JOIN lock_stats l USING (kind, namespace, name)
+        WHERE NOT l.from_audit
+          AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
+    )
+    GROUP BY ALL
+),
+ann_out AS (
+    SELECT 'election-lock-churn' AS rule,
+           CASE WHEN f.fanout_per_min >= CAST($critical_fanout_per_min AS DOUBLE) THEN 'critical' ELSE 'warning' END AS severity,
+           f.namespace, f.name,
+           CASE WHEN f.writers IS NULL
+                THEN 'holder' || CASE WHEN f.n_holders > 1 THEN 's ' ELSE ' ' END || f.holders
+                ELSE f.writers || CASE WHEN f.holders <> '' THEN ' (holder' || CASE WHEN f.n_holders > 1 THEN 's ' ELSE ' ' END || f.holders || ')' ELSE '' END
+           END ||
+               CASE WHEN f.has_service = false THEN '; Endpoints lock with no Service' ELSE '' END AS subject,
+           f.first_at AS first_seen, f.last_at AS last_seen,
+           CAST(f.updates AS BIGINT) AS count,
+           CASE WHEN f.has_service = false
+                THEN 'Endpoints lock ' || f.namespace || '/' || f.name || ' has no Service of that name (CNIs and kube-proxy filter such Endpoints, yet every endpoints watcher still receives each write): '
+                ELSE f.kind || ' ' || f.namespace || '/' || f.name || ' is a leader-election lock (control-plane.alpha.kubernetes.io/leader annotation' ||
+                     CASE WHEN f.has_service THEN ' on the Endpoints of a real Service' ELSE '' END || '): '
+           END ||
+           CASE WHEN f.from_audit THEN '' ELSE 'at least ' END || f.updates || ' lock updates' ||
+           CASE WHEN f.creates > 0 THEN ' (+' || f.creates || ' create)' ELSE '' END ||
+           CASE WHEN f.updates_per_min IS NOT NULL
+                THEN ' in ' || CAST(round(f.span_s) AS BIGINT) || ' s (' || round(f.updates_per_min, 1) || '/min)' ELSE '' END ||
+           CASE WHEN f.from_audit THEN '' ELSE ' (distinct renewTime values in ' || f.snapshot_observations || ' snapshot observations; no audit writes)' END ||
+           ', ' || f.transitions || ' holder transition' || CASE WHEN f.transitions = 1 THEN '' ELSE 's' END ||
+           CASE WHEN f.transitions_min IS NULL THEN ''
+                WHEN f.transitions_min = f.transitions_max THEN ' (leaderTransitions ' || f.transitions_max || ')'
+                ELSE ' (leaderTransitions ' || f.transitions_min || '→' || f.transitions_max || ')' END ||
+           CASE WHEN f.releases > 0 THEN ', ' || f.releases || ' release' || CASE WHEN f.releases = 1 THEN '' ELSE 's' END ELSE '' END ||
+           ', ' || f.watchers || ' distinct ' || lower(f.kind) || ' watcher' || CASE WHEN f.watchers = 1 THEN '' ELSE 's' END ||
+           CASE WHEN f.watchers = 0 THEN ' seen (no watch requests in the audit data: fan-out unknown)'
+                ELSE ' (username+userAgent) in the same window: fan-out ' || f.fanout || ' watch events (' || round(f.fanout_per_min, 1) || '/min)' END ||
+           CASE WHEN e.n_items > 50 THEN '; evidence truncated to 50 of ' || e.n_items || ' items' ELSE '' END ||
+           '.' AS summary,
+           to_json(e.items) AS evidence
+    FROM ann_scored f
+    LEFT JOIN ann_evidence e USING (kind, namespace, name)
+),
+-- ---------------------------------------------------------------- Lease holder churn (info)
+lease_obs AS (
+    SELECT 'audit' AS src, w.namespace, w.name, w.body->'metadata'->>'uid' AS uid,
+           w.ts, w.in_win, w.audit_id, w.source_file, w.source_line, w.username,
+           w.body->'spec'->>'holderIdentity' AS holder,
+           TRY_CAST(w.body->'spec'->>'leaseTransitions' AS BIGINT) AS transitions
+    FROM writes w
+    WHERE w.resource = 'leases' AND w.body IS NOT NULL
+      AND json_extract_string(w.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NULL
+    UNION ALL
+    SELECT 'snapshot', l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= win.t0 AND l.captured_at <= win.t1),
+           NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
+    FROM leader_locks l, win
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease'
+      AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.resource = 'leases' AND w.body IS NOT NULL
+                      AND w.namespace = l.namespace AND w.name = l.name)
+),
+-- node heartbeats (kube-node-lease) and kube-apiserver identity leases are not elections; a re-created Lease (new uid)
+-- starts a new sequence
+lease_seq AS (
+    SELECT o.*,
+           lag(nullif(o.holder, '') IGNORE NULLS) OVER (PARTITION BY namespace, name, uid ORDER BY ts, source_file, source_line) AS prev_holder
+    FROM lease_obs o
+    WHERE o.namespace <> 'kube-node-lease'
+      AND NOT (o.namespace = 'kube-system' AND o.name LIKE 'apiserver-%')
+),
+lease_changes AS (
+    SELECT * FROM lease_seq
+    WHERE in_win AND coalesce(holder, '') <> '' AND prev_holder IS NOT NULL AND holder <> prev_holder
+),
+lease_changes_win AS (
+    SELECT c.*,
+           count(*) OVER (PARTITION BY namespace, name ORDER BY ts
+                          RANGE BETWEEN to_microseconds(CAST(CAST($lease_window_minutes AS DOUBLE) * 60000000 AS BIGINT)) PRECEDING AND CURRENT ROW) AS in_window
+    FROM lease_changes c
+),
+lease_agg AS (
+    SELECT namespace, name,
+           count(*) AS changes, max(in_window) AS max_in_window,
+           min(ts) AS first_at, max(ts) AS last_at,
+           array_to_string(list_sort(list_distinct(flatten(list([prev_holder, holder])))), ', ') AS holders,
+           string_agg(DISTINCT username, ', ' ORDER BY username) AS writers,
+           list(struct_pack(type := src, action := 'holder-change', "at" := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'), audit_id := audit_id,
+                            file := source_file, line := source_line, user_name := username,
+                            previous_holder := prev_holder, holder := holder, transitions := transitions)
+                ORDER BY ts, source_file, source_line) AS items
+    FROM lease_changes_win
+    GROUP BY ALL
+    HAVING max(in_window) > CAST($lease_max_holder_changes_count AS BIGINT)
+),
+lease_out AS (
+    SELECT 'election-lock-churn' AS rule, 'info' AS severity, namespace, name,
+           coalesce(writers || ' ', '') || '(holders ' || holders || ')' AS subject,
+           first_at AS first_seen, last_at AS last_seen, CAST(changes AS BIGINT) AS count,
+           'Lease ' || namespace || '/' || name || ' changed holder ' || changes || ' time' || CASE WHEN changes = 1 THEN '' ELSE 's' END || ' between ' ||
+           strftime(first_at AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' and ' || strftime(last_at AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
+           ' (up to ' || max_in_window || ' within ' || regexp_replace(CAST(CAST($lease_window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min, more than ' ||
+           CAST($lease_max_holder_changes_count AS BIGINT) || '): candidates losing the lease repeatedly (renew deadline missed, crash loops, API latency)' ||
+           CASE WHEN len(items) > 50 THEN '; evidence truncated to 50 of ' || len(items) || ' changes' ELSE '' END || '.' AS summary,
+           to_json(items[1:50]) AS evidence
+    FROM lease_agg
+)
+SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, summary, evidence
+FROM (SELECT * FROM ann_out UNION ALL SELECT * FROM lease_out)
+ORDER BY first_seen, namespace, name, subject

@@ -1,0 +1,228 @@
+-- endpoint-flapping: per (Service, address), the sequence of states ready / notReady / absent across the
+-- observations of the Service's Endpoints and EndpointSlices, with consecutive identical states merged.
+-- Streams are counted separately and never mixed: the audit bodies, the plain snapshots (ordered by capture time),
+-- and each watch stream file (kubectl get -w: several observations of one object in one file, ordered by object_seq,
+-- timed by the last-change-trigger-time annotation). Per (Service, address) the stream/kind/object with the most
+-- transitions is used (audit first on ties), so Endpoints + EndpointSlice + snapshots of one change count once.
+-- An address's leading absence (before it first appears) is not a transition; a deleted object is "object absent"
+-- (its addresses are not observed), not "address absent".
+-- Fires when an address makes >= min_transitions_count transitions within window_minutes, or shows
+-- remove -> add -> remove -> add (leaving and re-entering the ready set twice) within pattern_window_minutes.
+-- Addresses of one Service whose flapping periods overlap form one batch = one finding.
+WITH
+win AS (
+    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
+           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- snapshot files that hold several observations of one object are watch streams
+watch_files AS (
+    SELECT DISTINCT source_file
+    FROM endpoint_addresses
+    WHERE source = 'snapshot'
+    GROUP BY source_file, kind, namespace, name
+    HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
+),
+r0 AS (
+    SELECT e.*,
+           coalesce(e.service, e.name) AS svc,
+           CASE WHEN e.source = 'audit' THEN 'audit'
+                WHEN wf.source_file IS NOT NULL THEN 'watch ' || e.source_file
+                ELSE 'snapshots' END AS stream,
+           (wf.source_file IS NOT NULL) AS is_watch
+    FROM endpoint_addresses e
+    LEFT JOIN watch_files wf ON e.source = 'snapshot' AND wf.source_file = e.source_file
+),
+-- one row per observation of an object
+obs0 AS (
+    SELECT stream, is_watch, kind, namespace, svc, name AS obj, source_file,
+           coalesce(object_seq, 0) AS seq, source_line,
+           any_value(captured_at) AS captured_at, any_value(change_time) AS change_time, bool_or(deleted) AS deleted
+    FROM r0
+    GROUP BY ALL
+),
+obs1 AS (
+    SELECT o.*,
+           -- order: capture time (plain snapshots, audit), or position in the stream (watch files)
+           CASE WHEN o.is_watch THEN NULL ELSE o.captured_at END AS ord_t,
+           CASE WHEN o.is_watch
+                THEN max(coalesce(o.change_time, o.captured_at)) OVER (
+                         PARTITION BY o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                ELSE o.captured_at END AS ts
+    FROM obs0 o
+),
+obs AS (
+    SELECT o.* FROM obs1 o, win
+    WHERE NOT o.deleted AND o.ts >= win.t0 AND o.ts <= win.t1
+),
+-- addresses ever seen in each stream/object (in the window)
+universe AS (
+    SELECT DISTINCT r.stream, r.kind, r.namespace, r.svc, r.name AS obj, r.ip
+    FROM r0 r
+    JOIN obs o ON o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
+              AND o.source_file = r.source_file AND o.seq = coalesce(r.object_seq, 0) AND o.source_line = r.source_line
+    WHERE r.ip IS NOT NULL
+),
+present AS (
+    SELECT stream, kind, namespace, name AS obj, source_file, coalesce(object_seq, 0) AS seq, source_line, ip,
+           bool_or(ready) AS ready, any_value(pod) AS pod
+    FROM r0
+    WHERE ip IS NOT NULL
+    GROUP BY ALL
+),
+states AS (
+    SELECT u.stream, u.kind, u.namespace, u.svc, u.obj, u.ip, o.ts, o.ord_t, o.source_file, o.seq, o.source_line,
+           p.pod,
+           CASE WHEN p.ip IS NULL THEN 'absent' WHEN p.ready THEN 'ready' ELSE 'notReady' END AS state
+    FROM universe u
+    JOIN obs o ON o.stream = u.stream AND o.kind = u.kind AND o.namespace = u.namespace AND o.obj = u.obj
+    LEFT JOIN present p ON p.stream = o.stream AND p.kind = o.kind AND p.namespace = o.namespace AND p.obj = o.obj
+                       AND p.source_file = o.source_file AND p.seq = o.seq AND p.source_line = o.source_line
+                       AND p.ip = u.ip
+),
+states_ord AS (
+    SELECT s.*,
+           row_number() OVER (PARTITION BY stream, kind, namespace, obj, ip
+                              ORDER BY ord_t NULLS FIRST, source_file, seq, source_line) AS pos
+    FROM states s
+),
+-- drop the leading absence (before the address first appears)
+states_seen AS (
+    SELECT s.* FROM (
+        SELECT s.*, min(pos) FILTER (WHERE state <> 'absent') OVER (PARTITION BY stream, kind, namespace, obj, ip) AS first_pos
+        FROM states_ord s) s
+    WHERE pos >= first_pos
+),
+states_lag AS (
+    SELECT s.*, lag(state) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pos) AS prev_state
+    FROM states_seen s
+),
+changes AS (
+    SELECT c.*,
+           CASE WHEN c.prev_state = 'ready' THEN 'remove' WHEN c.state = 'ready' THEN 'add' END AS crossing
+    FROM states_lag c
+    WHERE c.prev_state IS NOT NULL AND c.state <> c.prev_state
+),
+changes_win AS (
+    SELECT c.*,
+           count(*) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY ts
+                          RANGE BETWEEN to_microseconds(CAST(CAST($window_minutes AS DOUBLE) * 60000000 AS BIGINT)) PRECEDING
+                                    AND CURRENT ROW) AS in_window
+    FROM changes c
+),
+-- remove -> add -> remove -> add: a remove whose third following ready-boundary crossing comes within M minutes
+crossings AS (
+    SELECT stream, kind, namespace, obj, ip, ts, crossing,
+           lead(ts, 3) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pos) AS ts_plus3
+    FROM changes
+    WHERE crossing IS NOT NULL
+),
+pattern AS (
+    SELECT stream, kind, namespace, obj, ip, min(ts) AS pattern_at
+    FROM crossings
+    WHERE crossing = 'remove' AND ts_plus3 IS NOT NULL
+      AND ts_plus3 - ts <= to_microseconds(CAST(CAST($pattern_window_minutes AS DOUBLE) * 60000000 AS BIGINT))
+    GROUP BY ALL
+),
+per_key AS (
+    SELECT c.stream, c.kind, c.namespace, any_value(c.svc) AS svc, c.obj, c.ip,
+           count(*) AS transitions, max(c.in_window) AS max_in_window,
+           count(*) FILTER (WHERE c.crossing = 'remove') AS removes,
+           count(*) FILTER (WHERE c.crossing = 'add') AS adds,
+           min(c.ts) AS first_ts, max(c.ts) AS last_ts
+    FROM changes_win c
+    GROUP BY c.stream, c.kind, c.namespace, c.obj, c.ip
+),
+-- one stream/kind/object per (Service, address): the most transitions; audit, then Endpoints, on ties
+best AS (
+    SELECT k.*, p.pattern_at,
+           row_number() OVER (PARTITION BY k.namespace, k.svc, k.ip
+                              ORDER BY k.transitions DESC, (k.stream = 'audit') DESC, (k.stream = 'snapshots') DESC,
+                                       (k.kind = 'Endpoints') DESC, k.stream, k.obj) AS pick
+    FROM per_key k
+    LEFT JOIN pattern p USING (stream, kind, namespace, obj, ip)
+),
+flappers AS (
+    SELECT b.*,
+           (SELECT any_value(s.pod) FROM states s
+             WHERE s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj
+               AND s.ip = b.ip AND s.pod IS NOT NULL) AS pod
+    FROM best b
+    WHERE b.pick = 1
+      AND (b.max_in_window >= CAST($min_transitions_count AS BIGINT) OR b.pattern_at IS NOT NULL)
+),
+-- batches: addresses of one Service whose flapping periods [first, last transition] overlap
+batched AS (
+    SELECT f.*,
+           sum(CASE WHEN f.prev_last IS NULL OR f.first_ts > f.prev_last THEN 1 ELSE 0 END)
+               OVER (PARTITION BY f.namespace, f.svc ORDER BY f.first_ts, f.ip ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS batch
+    FROM (
+        SELECT f.*, max(f.last_ts) OVER (PARTITION BY f.namespace, f.svc ORDER BY f.first_ts, f.ip
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
+        FROM flappers f) f
+),
+-- addresses of the Service known to the streams used (for the share of the Service that flapped)
+svc_addresses AS (
+    SELECT u.namespace, u.svc, count(DISTINCT u.ip) AS addresses
+    FROM universe u
+    GROUP BY ALL
+),
+-- per-address evidence: the sequence of states (merged) of the chosen stream
+seq_items AS (
+    SELECT b.namespace, b.svc, b.batch, b.ip,
+           list(struct_pack("at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'), state := s.state,
+                            file := s.source_file, line := s.source_line) ORDER BY s.pos) AS seq
+    FROM batched b
+    JOIN states_lag s ON s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj AND s.ip = b.ip
+    WHERE s.prev_state IS NULL OR s.state <> s.prev_state
+    GROUP BY ALL
+),
+batch_agg AS (
+    SELECT b.namespace, b.svc, b.batch,
+           count(*) AS n_addr,
+           sum(b.transitions) AS transitions_total,
+           min(b.transitions) AS min_tr, max(b.transitions) AS max_tr,
+           min(b.removes) AS min_removes, max(b.removes) AS max_removes,
+           min(b.first_ts) AS first_ts, max(b.last_ts) AS last_ts,
+           bool_or(b.pattern_at IS NOT NULL) AS any_pattern,
+           max(b.max_in_window) AS max_in_window,
+           string_agg(DISTINCT b.stream || ' ' || b.kind, ', ' ORDER BY b.stream || ' ' || b.kind) AS streams,
+           string_agg(b.ip, ', ' ORDER BY b.ip) AS ips,
+           string_agg(b.pod, ', ' ORDER BY b.ip) AS pods,
+           list(struct_pack(type := 'address', ip := b.ip, pod := b.pod, source := b.stream, kind := b.kind, object := b.obj,
+                            transitions := b.transitions, removes := b.removes, adds := b.adds,
+                            "first" := strftime(b.first_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
+                            "last" := strftime(b.last_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
+                            sequence := si.seq[1:40], sequence_length := len(si.seq))
+                ORDER BY b.ip) AS items
+    FROM batched b
+    LEFT JOIN seq_items si USING (namespace, svc, batch, ip)
+    GROUP BY b.namespace, b.svc, b.batch
+)
+SELECT 'endpoint-flapping' AS rule,
+       CASE WHEN sa.addresses > 0 AND 100.0 * a.n_addr / sa.addresses >= CAST($critical_share_percent AS DOUBLE)
+            THEN 'critical' ELSE 'warning' END AS severity,
+       a.namespace,
+       a.svc AS name,
+       a.ips || coalesce(' (' || a.pods || ')', '') AS subject,
+       a.first_ts AS first_seen,
+       a.last_ts AS last_seen,
+       CAST(a.transitions_total AS BIGINT) AS count,
+       'Service ' || a.namespace || '/' || a.svc || ': ' || a.n_addr || ' address' || CASE WHEN a.n_addr = 1 THEN '' ELSE 'es' END ||
+       coalesce(' of ' || sa.addresses, '') || ' flapped together between ' ||
+       strftime(a.first_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' and ' || strftime(a.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ', ' ||
+       CASE WHEN a.min_tr = a.max_tr THEN a.max_tr || ' transitions each' ELSE a.min_tr || '-' || a.max_tr || ' transitions each' END ||
+       ' (' || a.transitions_total || ' in all; ' ||
+       CASE WHEN a.min_removes = a.max_removes THEN CAST(a.max_removes AS VARCHAR) ELSE a.min_removes || '-' || a.max_removes END ||
+       ' removal' || CASE WHEN a.max_removes = 1 THEN '' ELSE 's' END || ' from the ready set)' ||
+       ', up to ' || a.max_in_window || ' within ' || regexp_replace(CAST(CAST($window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min' ||
+       CASE WHEN a.any_pattern THEN '; remove→add→remove→add within ' ||
+            regexp_replace(CAST(CAST($pattern_window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min' ELSE '' END ||
+       '; from ' || a.streams ||
+       CASE WHEN a.n_addr > 50 THEN '; evidence lists the first 50 addresses' ELSE '' END ||
+       CASE WHEN list_bool_or([x.sequence_length > 40 FOR x IN a.items]) THEN '; sequences truncated to 40 states' ELSE '' END ||
+       '.' AS summary,
+       to_json(a.items[1:50]) AS evidence
+FROM batch_agg a
+LEFT JOIN svc_addresses sa ON sa.namespace = a.namespace AND sa.svc = a.svc
+ORDER BY first_seen, namespace, name, subject

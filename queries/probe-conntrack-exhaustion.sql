@@ -1,0 +1,332 @@
+-- probe-conntrack-exhaustion: per node, every captured snapshot of the conntrack table (conntrack_limits,
+-- conntrack_entries, conntrack_stats, kernel_events, keyed by node + captured_at): usage = count / nf_conntrack_max,
+-- TIME_WAIT share, new drops / insert failures since the previous snapshot, table-full kernel lines; one finding per
+-- node about its worst snapshot, with the growth rate, the projected time to full, the top TIME_WAIT destinations
+-- mapped to pods/Services, and (when pod specs are known) the probe connection rate that explains the steady state.
+WITH
+win AS (
+    SELECT CAST($since AS TIMESTAMPTZ) AS since, CAST($until AS TIMESTAMPTZ) AS until,
+           coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
+           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- ---------------------------------------------------------------- per-capture facts
+lim AS (
+    SELECT coalesce(l.node, '') AS node, l.captured_at AS ts,
+           max(l.nf_conntrack_max) AS ct_max,
+           -- conntrack -C is the exact count at capture; the sysctl is read a moment apart
+           coalesce(max(l.nf_conntrack_count) FILTER (WHERE l.format = 'conntrack-C'), max(l.nf_conntrack_count)) AS ct_count,
+           max(l.nf_conntrack_tcp_timeout_time_wait) AS tw_timeout_s,
+           min(l.source_file) FILTER (WHERE l.nf_conntrack_max IS NOT NULL) AS limits_file
+    FROM conntrack_limits l
+    GROUP BY ALL
+),
+entry_formats AS (
+    -- one format per capture, in case the same table was dumped twice in different formats
+    SELECT node, ts, arg_max(format, n) AS format, max(n) AS n
+    FROM (SELECT coalesce(node, '') AS node, captured_at AS ts, format, count(*) AS n
+          FROM conntrack_entries GROUP BY ALL)
+    GROUP BY ALL
+),
+ent AS (
+    SELECT coalesce(e.node, '') AS node, e.captured_at AS ts, count(*) AS entries,
+           count(*) FILTER (WHERE e.state = 'TIME_WAIT') AS time_wait,
+           min(e.source_file) AS entries_file
+    FROM conntrack_entries e
+    JOIN entry_formats f ON f.node = coalesce(e.node, '') AND f.ts IS NOT DISTINCT FROM e.captured_at AND f.format = e.format
+    GROUP BY ALL
+),
+stats_fmt AS (
+    SELECT coalesce(node, '') AS node, captured_at AS ts, format,
+           sum("drop") AS drops, sum(insert_failed) AS insert_failed, sum(early_drop) AS early_drops,
+           max(entries) AS entries, min(source_file) AS stats_file
+    FROM conntrack_stats
+    GROUP BY ALL
+),
+stats AS (
+    -- conntrack -S and /proc/net/stat/nf_conntrack of one capture describe the same counters: take one, not the sum
+    SELECT node, ts, max(drops) AS drops, max(insert_failed) AS insert_failed, max(early_drops) AS early_drops,
+           max(entries) AS stat_entries, min(stats_file) AS stats_file
+    FROM stats_fmt GROUP BY ALL
+),
+kern AS (
+    SELECT coalesce(node, '') AS node, captured_at AS ts, count(*) AS table_full_lines,
+           min(source_file) AS kernel_file, min(source_line) AS kernel_first_line,
+           arg_min(raw, source_line) AS kernel_first_raw
+    FROM kernel_events
+    WHERE kind = 'table_full'
+    GROUP BY ALL
+),
+caps AS (
+    SELECT DISTINCT node, ts FROM (
+        SELECT node, ts FROM lim UNION ALL SELECT node, ts FROM ent
+        UNION ALL SELECT node, ts FROM stats UNION ALL SELECT node, ts FROM kern)
+),
+snap0 AS (
+    SELECT c.node, c.ts,
+           l.ct_max, l.tw_timeout_s, l.limits_file,
+           coalesce(l.ct_count, s.stat_entries, e.entries) AS ct_count,
+           e.entries, e.time_wait, e.entries_file,
+           s.drops, s.insert_failed, s.early_drops, s.stats_file,
+           coalesce(k.table_full_lines, 0) AS table_full_lines, k.kernel_file, k.kernel_first_line, k.kernel_first_raw
+    FROM caps c
+    LEFT JOIN lim l ON l.node = c.node AND l.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN ent e ON e.node = c.node AND e.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN stats s ON s.node = c.node AND s.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN kern k ON k.node = c.node AND k.ts IS NOT DISTINCT FROM c.ts
+),
+snap1 AS (
+    SELECT s.*,
+           -- a capture without the sysctl uses the node's nearest known max
+           coalesce(s.ct_max,
+                    last_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.node ORDER BY s.ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+                    first_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.node ORDER BY s.ts ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS max_eff,
+           coalesce(s.tw_timeout_s,
+                    max(s.tw_timeout_s) OVER (PARTITION BY s.node),
+                    CAST($time_wait_timeout_s AS BIGINT)) AS tw_timeout_eff,
+           lag(s.drops) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_drops,
+           lag(s.insert_failed) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_insert_failed,
+           lag(s.early_drops) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_early_drops,
+           lag(s.ts) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_ts
+    FROM snap0 s
+),
+snap AS (
+    SELECT s.*,
+           CASE WHEN s.max_eff > 0 THEN 100.0 * s.ct_count / s.max_eff END AS usage_pct,
+           CASE WHEN s.entries > 0 THEN 100.0 * s.time_wait / s.entries END AS tw_pct,
+           -- counters are cumulative since boot: what is new since the previous capture (all of it for the first one,
+           -- or after a reset: reboot, other netns)
+           CASE WHEN s.prev_drops IS NULL OR s.drops < s.prev_drops THEN s.drops ELSE s.drops - s.prev_drops END AS new_drops,
+           CASE WHEN s.prev_insert_failed IS NULL OR s.insert_failed < s.prev_insert_failed THEN s.insert_failed ELSE s.insert_failed - s.prev_insert_failed END AS new_insert_failed,
+           CASE WHEN s.prev_early_drops IS NULL OR s.early_drops < s.prev_early_drops THEN s.early_drops ELSE s.early_drops - s.prev_early_drops END AS new_early_drops
+    FROM snap1 s, win
+    WHERE (s.ts IS NULL AND win.since IS NULL AND win.until IS NULL)
+       OR (s.ts >= win.t0 AND s.ts <= win.t1)
+),
+snap_sev AS (
+    SELECT s.*,
+           (coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0 OR coalesce(s.new_insert_failed, 0) > 0
+            OR s.table_full_lines > 0) AS has_drops,
+           CASE WHEN coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0 OR coalesce(s.new_insert_failed, 0) > 0
+                     OR s.table_full_lines > 0
+                     OR s.usage_pct >= CAST($critical_usage_percent AS DOUBLE) THEN 2
+                WHEN s.usage_pct >= CAST($warning_usage_percent AS DOUBLE) THEN 1
+                ELSE 0 END AS level
+    FROM snap s
+),
+node_worst AS (
+    SELECT node,
+           arg_max(ts, [level, coalesce(usage_pct, -1), epoch(coalesce(ts, '-infinity'::TIMESTAMPTZ))]) AS worst_ts,
+           max(level) AS level,
+           min(ts) FILTER (WHERE level > 0) AS first_bad, max(ts) FILTER (WHERE level > 0) AS last_bad,
+           count(*) AS snapshots, count(*) FILTER (WHERE level > 0) AS bad_snapshots,
+           sum(coalesce(new_drops, 0)) AS drops_total, sum(coalesce(new_insert_failed, 0)) AS insert_failed_total,
+           sum(coalesce(new_early_drops, 0)) AS early_drops_total,
+           max(table_full_lines) AS table_full_lines,
+           max(usage_pct) AS max_usage_pct
+    FROM snap_sev
+    GROUP BY node
+    HAVING max(level) > 0
+),
+worst AS (
+    SELECT s.*, w.level AS node_level, w.first_bad, w.last_bad, w.snapshots, w.bad_snapshots, w.drops_total,
+           w.insert_failed_total, w.early_drops_total, w.table_full_lines AS node_table_full_lines
+    FROM node_worst w
+    JOIN snap_sev s ON s.node = w.node AND s.ts IS NOT DISTINCT FROM w.worst_ts
+),
+-- ---------------------------------------------------------------- growth: slope over the not-yet-full captures
+growth AS (
+    SELECT s.node,
+           regr_slope(s.ct_count, epoch(s.ts)) AS per_s,
+           count(*) AS points,
+           arg_max(s.ts, s.ts) AS last_ts, arg_max(s.ct_count, s.ts) AS last_count, arg_max(s.max_eff, s.ts) AS last_max
+    FROM snap_sev s
+    JOIN node_worst w USING (node)
+    WHERE s.ts IS NOT NULL AND s.ct_count IS NOT NULL AND s.max_eff IS NOT NULL
+      AND s.ct_count < s.max_eff AND NOT s.has_drops
+      AND s.ts <= w.worst_ts
+      AND s.max_eff = (SELECT x.max_eff FROM snap_sev x WHERE x.node = s.node AND x.ts IS NOT DISTINCT FROM w.worst_ts)
+    GROUP BY s.node
+    HAVING count(*) >= 2
+),
+-- ---------------------------------------------------------------- TIME_WAIT destinations of the worst capture
+dest AS (
+    SELECT e.node, e.orig_dst AS ip, e.orig_dport AS port, count(*) AS time_wait
+    FROM conntrack_entries e
+    JOIN worst w ON w.node = coalesce(e.node, '') AND w.ts IS NOT DISTINCT FROM e.captured_at
+    JOIN entry_formats f ON f.node = w.node AND f.ts IS NOT DISTINCT FROM w.ts AND f.format = e.format
+    WHERE e.state = 'TIME_WAIT'
+    GROUP BY ALL
+),
+-- who owns an address: the observation nearest in time to the capture (pod IPs are reused)
+addr_owner AS (
+    SELECT d.node, d.ip,
+           arg_min(o.namespace || '/' || o.pod, abs(epoch(o.captured_at) - epoch(w.ts))) FILTER (WHERE o.pod IS NOT NULL) AS pod,
+           arg_min(o.namespace || '/' || o.service, abs(epoch(o.captured_at) - epoch(w.ts))) FILTER (WHERE o.service IS NOT NULL) AS service
+    FROM (SELECT DISTINCT node, ip FROM dest) d
+    JOIN worst w ON w.node = d.node
+    JOIN (
+        SELECT ip, namespace, pod, service, captured_at FROM endpoint_addresses WHERE ip IS NOT NULL
+        UNION ALL
+        SELECT pod_ip, namespace, name, NULL, captured_at FROM pods WHERE pod_ip IS NOT NULL AND NOT coalesce(host_network, false)
+        UNION ALL
+        SELECT cluster_ip, namespace, NULL, name, captured_at FROM services WHERE cluster_ip IS NOT NULL AND cluster_ip NOT IN ('None', '')
+    ) o ON o.ip = d.ip
+    GROUP BY ALL
+),
+dest_named AS (
+    SELECT d.*, a.pod, a.service,
+           row_number() OVER (PARTITION BY d.node ORDER BY d.time_wait DESC, d.ip, d.port) AS rk
+    FROM dest d
+    LEFT JOIN addr_owner a USING (node, ip)
+),
+dest_agg AS (
+    SELECT node,
+           count(*) AS destinations,
+           list(struct_pack(type := 'destination', destination := ip || ':' || port, time_wait := time_wait,
+                            pod := pod, service := service) ORDER BY rk)
+               FILTER (WHERE rk <= CAST($top_destinations_count AS BIGINT)) AS items,
+           string_agg(ip || ':' || port || ' ' || time_wait, ', ' ORDER BY rk) FILTER (WHERE rk <= 3) AS top3
+    FROM dest_named
+    GROUP BY node
+),
+svc_agg AS (
+    SELECT node, service, sum(time_wait) AS time_wait, count(*) AS destinations, count(DISTINCT pod) AS pods,
+           string_agg(DISTINCT CAST(port AS VARCHAR), ',' ORDER BY CAST(port AS VARCHAR)) AS ports,
+           row_number() OVER (PARTITION BY node ORDER BY sum(time_wait) DESC, service) AS rk
+    FROM dest_named
+    WHERE service IS NOT NULL
+    GROUP BY node, service
+),
+svc_top AS (
+    SELECT node,
+           string_agg(service || ' (' || time_wait || ' TIME_WAIT to ' || destinations || ' ip:port of ' || pods || ' pod' ||
+                      CASE WHEN pods = 1 THEN '' ELSE 's' END || ', ports ' || ports || ')', '; ' ORDER BY rk) AS services,
+           string_agg(service, ', ' ORDER BY rk) AS service_names
+    FROM svc_agg WHERE rk <= 3
+    GROUP BY node
+),
+-- ---------------------------------------------------------------- probe load of the node's pods (kubelet probes: TCP
+-- connections from the node; exec probes open none; startup probes stop once the container started)
+probe_obs AS (
+    SELECT p.node AS pnode, p.captured_at, p.namespace, p.pod, p.container, p.probe, p.period_s, w.node, w.ts,
+           dense_rank() OVER (PARTITION BY w.node ORDER BY abs(epoch(p.captured_at) - epoch(w.ts)), p.captured_at DESC) AS nearest
+    FROM pod_probes p
+    JOIN worst w ON p.node = w.node
+    WHERE p.type IN ('http', 'tcp', 'grpc') AND p.probe IN ('readiness', 'liveness') AND p.period_s > 0
+),
+probe_agg AS (
+    SELECT node, count(DISTINCT namespace || '/' || pod) AS pods, count(*) AS probes,
+           sum(1.0 / period_s) AS per_s, min(period_s) AS min_period_s, max(period_s) AS max_period_s,
+           any_value(captured_at) AS spec_at
+    FROM (SELECT DISTINCT node, captured_at, namespace, pod, container, probe, period_s FROM probe_obs WHERE nearest = 1)
+    GROUP BY node
+),
+-- the node's first table-full kernel line in the window (dmesg is cumulative: later captures repeat it)
+kern_first AS (
+    SELECT coalesce(k.node, '') AS node,
+           arg_min(k.source_file, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_file,
+           arg_min(k.source_line, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_line,
+           arg_min(k.raw, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_raw
+    FROM kernel_events k, win
+    WHERE k.kind = 'table_full'
+      AND ((k.captured_at IS NULL AND win.since IS NULL AND win.until IS NULL)
+           OR (k.captured_at >= win.t0 AND k.captured_at <= win.t1))
+    GROUP BY ALL
+),
+-- ---------------------------------------------------------------- evidence: captures of the node (latest 24)
+snap_items AS (
+    SELECT node,
+           list(struct_pack(type := 'snapshot',
+                            captured_at := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'),
+                            count := ct_count, max := max_eff, usage_percent := round(usage_pct, 1),
+                            entries := entries, time_wait := time_wait, time_wait_percent := round(tw_pct, 1),
+                            drops := drops, new_drops := new_drops, insert_failed := insert_failed, early_drops := early_drops,
+                            table_full_lines := table_full_lines,
+                            file := coalesce(entries_file, limits_file, stats_file, kernel_file)) ORDER BY ts DESC) AS items,
+           count(*) AS n
+    FROM snap_sev
+    WHERE node IN (SELECT node FROM node_worst)
+    GROUP BY node
+),
+out AS (
+    SELECT w.*, g.per_s, g.points, g.last_ts, g.last_count, g.last_max,
+           da.destinations, da.items AS dest_items, da.top3, st.services, st.service_names,
+           pa.pods AS probe_pods, pa.probes AS probe_count, pa.per_s AS probe_per_s, pa.min_period_s, pa.max_period_s,
+           si.items AS snap_items_all, si.n AS snap_n,
+           kf.kernel_file AS kf_file, kf.kernel_line AS kf_line, kf.kernel_raw AS kf_raw
+    FROM worst w
+    LEFT JOIN kern_first kf USING (node)
+    LEFT JOIN growth g USING (node)
+    LEFT JOIN dest_agg da USING (node)
+    LEFT JOIN svc_top st USING (node)
+    LEFT JOIN probe_agg pa USING (node)
+    LEFT JOIN snap_items si USING (node)
+)
+SELECT 'probe-conntrack-exhaustion' AS rule,
+       CASE WHEN o.node_level >= 2 THEN 'critical' ELSE 'warning' END AS severity,
+       '' AS namespace,
+       o.node AS name,
+       coalesce(CASE WHEN o.services IS NOT NULL THEN o.service_names || ': ' END, '') ||
+           coalesce(o.top3, 'no TIME_WAIT entries in the dump') AS subject,
+       coalesce(o.first_bad, o.ts) AS first_seen,
+       coalesce(o.last_bad, o.ts) AS last_seen,
+       CAST(coalesce(o.ct_count, 0) AS BIGINT) AS count,
+       'Node ' || o.node || ' conntrack table ' ||
+       coalesce(CAST(o.ct_count AS VARCHAR), '?') || '/' || coalesce(CAST(o.max_eff AS VARCHAR), '?') ||
+       coalesce(' (' || CASE WHEN o.usage_pct < 1 THEN round(o.usage_pct, 3) ELSE round(o.usage_pct, 1) END || '%)', '') ||
+       coalesce(' at ' || strftime(o.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'), '') ||
+       CASE WHEN o.node_level >= 2 AND (o.drops_total > 0 OR o.early_drops_total > 0 OR o.insert_failed_total > 0 OR o.node_table_full_lines > 0)
+            THEN ', dropping packets (' ||
+                 concat_ws(', ',
+                           CASE WHEN o.drops_total > 0 THEN o.drops_total || ' drop' END,
+                           CASE WHEN o.early_drops_total > 0 THEN o.early_drops_total || ' early_drop' END,
+                           CASE WHEN o.insert_failed_total > 0 THEN o.insert_failed_total || ' insert_failed' END,
+                           CASE WHEN o.node_table_full_lines > 0 THEN o.node_table_full_lines || ' "table full" kernel lines' END) || ')'
+            WHEN o.node_level >= 2 THEN ', at or above ' || CAST($critical_usage_percent AS DOUBLE) || '%'
+            ELSE ', at or above ' || CAST($warning_usage_percent AS DOUBLE) || '%' END ||
+       coalesce('; TIME_WAIT ' || o.time_wait || ' of ' || o.entries || ' entries (' || round(o.tw_pct, 1) || '%)', '') ||
+       CASE WHEN o.snapshots > 1 THEN '; ' || o.bad_snapshots || ' of ' || o.snapshots || ' captures over threshold' ELSE '' END ||
+       CASE WHEN o.per_s IS NULL THEN ''
+            WHEN o.per_s <= 0 THEN '; not growing across ' || o.points || ' captures before'
+            ELSE '; growing ' || CAST(round(o.per_s * 60) AS BIGINT) || ' entries/min (' || round(o.per_s, 1) || '/s over ' || o.points ||
+                 ' captures), full ' ||
+                 CASE WHEN o.ct_count >= o.max_eff OR o.has_drops
+                      THEN 'by about ' || strftime((o.last_ts + to_microseconds(CAST((o.last_max - o.last_count) / o.per_s * 1e6 AS BIGINT))) AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
+                           ' (projected from ' || o.last_count || ' at ' || strftime(o.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ')'
+                      ELSE 'in about ' ||
+                           CASE WHEN (o.last_max - o.last_count) / o.per_s < 120
+                                THEN CAST(round((o.last_max - o.last_count) / o.per_s) AS BIGINT) || ' s'
+                                WHEN (o.last_max - o.last_count) / o.per_s < 7200
+                                THEN CAST(round((o.last_max - o.last_count) / o.per_s / 60) AS BIGINT) || ' min'
+                                ELSE CAST(round((o.last_max - o.last_count) / o.per_s / 3600) AS BIGINT) || ' h' END || ' from ' ||
+                           strftime(o.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') END END ||
+       CASE WHEN o.destinations IS NOT NULL
+            THEN '; top TIME_WAIT destinations: ' || o.top3 || CASE WHEN o.destinations > 3 THEN ' … (' || o.destinations || ' in all)' ELSE '' END ||
+                 coalesce(' = ' || o.services, '')
+            ELSE '' END ||
+       CASE WHEN o.probe_per_s IS NOT NULL
+            THEN '; probes of the node''s pods: ' || o.probe_pods || ' pods × ' ||
+                 regexp_replace(CAST(round(o.probe_count / o.probe_pods, 1) AS VARCHAR), '\.0$', '') || ' TCP/HTTP probes' ||
+                 CASE WHEN o.min_period_s = o.max_period_s THEN ' / ' || o.min_period_s || ' s period'
+                      ELSE ' (periods ' || o.min_period_s || '-' || o.max_period_s || ' s)' END ||
+                 ' = ' || round(o.probe_per_s, 1) || ' connections/s × ' || o.tw_timeout_eff || ' s TIME_WAIT = ' ||
+                 CAST(round(o.probe_per_s * o.tw_timeout_eff) AS BIGINT) || ' expected steady-state entries' ||
+                 CASE WHEN o.max_eff IS NOT NULL THEN
+                      CASE WHEN o.probe_per_s * o.tw_timeout_eff >= o.max_eff THEN ' (more than nf_conntrack_max ' || o.max_eff || ')'
+                           ELSE ' (' || round(100.0 * o.probe_per_s * o.tw_timeout_eff / o.max_eff, 1) || '% of nf_conntrack_max)' END
+                 ELSE '' END
+            ELSE '' END ||
+       CASE WHEN o.snap_n > 24 THEN '; evidence lists the latest 24 of ' || o.snap_n || ' captures' ELSE '' END ||
+       CASE WHEN o.destinations > CAST($top_destinations_count AS BIGINT)
+            THEN '; evidence lists the top ' || CAST($top_destinations_count AS BIGINT) || ' of ' || o.destinations || ' destinations' ELSE '' END ||
+       '.' AS summary,
+       to_json(list_concat(
+           [to_json(x) FOR x IN o.snap_items_all[1:24]],
+           [to_json(x) FOR x IN coalesce(o.dest_items, [])],
+           CASE WHEN o.kf_raw IS NOT NULL
+                THEN [to_json(struct_pack(type := 'kernel', file := o.kf_file, line := o.kf_line,
+                                          first_table_full_line := o.kf_raw))]
+                ELSE [] END
+       )) AS evidence
+FROM out o
+ORDER BY first_seen, namespace, name, subject
