@@ -76,7 +76,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 		if len(empty) == len(r.Inputs) {
-			out.Reason = "no data in " + strings.Join(empty, ", ")
+			out.Reason = "no " + evidenceKinds(empty) + " data"
 			rep.Outcomes = append(rep.Outcomes, out)
 			continue
 		}
@@ -101,6 +101,24 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			strings.Join([]string{b.Rule, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
 	return rep, nil
+}
+
+// evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".
+func evidenceKinds(tables []string) string {
+	var kinds []string
+	for _, t := range tables {
+		k := "snapshot"
+		switch {
+		case t == "audit_events":
+			k = "audit"
+		case strings.HasPrefix(t, "conntrack_") || t == "kernel_events":
+			k = "conntrack"
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return strings.Join(kinds, " or ")
 }
 
 // emptyInputs returns the input tables without rows.

@@ -56,7 +56,7 @@ func cut(s string, width int) string {
 
 // writeTable prints one line per finding that fits 120 columns, with its summary indented
 // below, then the rules that could not be evaluated. wide adds last_seen and the evidence count
-// and never cuts.
+// and cuts nothing.
 func writeTable(w io.Writer, rep *Report, wide bool) error {
 	type col struct {
 		title string
@@ -67,7 +67,6 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		{"SEVERITY", 8, func(f Finding) string { return string(f.Severity) }},
 		{"RULE", 26, func(f Finding) string { return f.Rule }},
 		{"OBJECT", 26, object},
-		{"SUBJECT", 20, func(f Finding) string { return f.Subject }},
 		{"FIRST SEEN", 20, func(f Finding) string { return rfc3339(f.FirstSeen) }},
 	}
 	if wide {
@@ -77,6 +76,8 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 	if wide {
 		cols = append(cols, col{"EVIDENCE", 8, func(f Finding) string { return strconv.Itoa(f.EvidenceCount()) }})
 	}
+	// The subject comes last and takes what is left of 120 columns.
+	cols = append(cols, col{"SUBJECT", 25, func(f Finding) string { return f.Subject }})
 	if wide { // widths fit the content instead
 		for i := range cols {
 			cols[i].width = utf8.RuneCountInString(cols[i].title)

@@ -163,7 +163,7 @@ func TestAnalyzeExitCodesAndFlags(t *testing.T) {
 		{[]string{"analyze", "--db", db, "--fail-on", "warning"}, ExitFindings, "at or above warning"},
 		{[]string{"analyze", "--db", db, "--fail-on", "critical"}, ExitOK, "legacy-operator-lock"},
 		{[]string{"analyze", "--db", db, "--fail-on", "severe"}, ExitUsage, `unknown severity "severe"`},
-		{[]string{"analyze", "--db", db, "--rule", "probe-conntrack-exhaustion"}, ExitOK, "not evaluated: probe-conntrack-exhaustion (no data in"},
+		{[]string{"analyze", "--db", db, "--rule", "probe-conntrack-exhaustion"}, ExitOK, "not evaluated: probe-conntrack-exhaustion (no conntrack data)"},
 		{[]string{"analyze", "--db", db, "--rule", "no-such-rule"}, ExitUsage, `unknown rule "no-such-rule"`},
 		{[]string{"analyze", "--db", db, "--set", "election-lock-churn"}, ExitUsage, "--set wants ID.PARAM=VALUE"},
 		{[]string{"analyze", "--db", db, "--set", "election-lock-churn.nope_count=1"}, ExitUsage, `has no param "nope_count"`},

@@ -2,7 +2,8 @@
 --
 -- A stream is one client's list/watch loop on one collection: username + userAgent + client address
 -- (sourceIPs[0], so replicas of one Deployment behind distinct pod IPs stay apart) + API group/version/resource +
--- namespace + objectRef.name (set by the apiserver from fieldSelector=metadata.name=X) + label and field selector.
+-- namespace + objectRef.name (set by the apiserver from fieldSelector=metadata.name=X) + label and field selector,
+-- within one server epoch (a new cluster or an etcd restore starts resourceVersions over; see epochs).
 -- Its watch requests (one row per audit ID, whatever stages are logged; ordered by requestReceivedTimestamp) with
 -- resourceVersion > 0 form the sequence of requested versions (0 or absent = "any/from the cache": never a rewind).
 -- A watch is a rewind when:
@@ -28,6 +29,37 @@ WITH
 win AS (
     SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
            coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+),
+-- successful writes that advance a collection's resourceVersion
+writes AS (
+    SELECT a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
+           coalesce(a.namespace, '') AS namespace, coalesce(a.name, '') AS name,
+           a.stage_at AS at, a.source_file, a.source_line,
+           CASE WHEN coalesce(a.response_object->>'kind', '') <> 'Status'
+                THEN TRY_CAST(a.response_object->'metadata'->>'resourceVersion' AS BIGINT) END AS response_rv,
+           greatest(TRY_CAST(a.object_rv AS BIGINT), response_rv) AS rv_seen,
+           -- creates and deletes always change the store; an update or patch may be a no-op
+           a.verb IN ('create', 'delete', 'deletecollection') AS always_writes
+    FROM audit_events a, win
+    WHERE a.stage = 'ResponseComplete'
+      AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
+      AND a.code BETWEEN 200 AND 299
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
+      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
+),
+-- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over. A client
+-- "going back" across such a reset is not rewinding, so streams never span two epochs. An epoch
+-- starts where the resourceVersion a write returned (response body: the store's revision after the
+-- write) falls below half of the one before. Events are left out: they may live in another etcd.
+server_revisions AS (
+    SELECT w.at AS t, w.response_rv AS rv, lag(w.response_rv) OVER (ORDER BY w.at, w.audit_id) AS prev_rv
+    FROM writes w
+    WHERE w.response_rv IS NOT NULL AND w.resource <> 'events'
+),
+epochs AS (
+    SELECT r.t, sum(CASE WHEN r.rv * 2 < r.prev_rv THEN 1 ELSE 0 END) OVER (ORDER BY r.t ROWS UNBOUNDED PRECEDING) AS epoch
+    FROM server_revisions r
 ),
 -- list and watch requests of collections, one row per request (audit ID)
 reqs AS (
@@ -63,8 +95,10 @@ reqs_win AS (
     SELECT r.*,
            -- the stream key as one value (for partitioning and joining)
            [r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
-            r.obj_name, r.label_selector, r.field_selector] AS stream
-    FROM reqs r, win
+            r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream
+    FROM reqs r
+    ASOF LEFT JOIN epochs e ON r.recv >= e.t
+    , win
     WHERE r.recv >= win.t0 AND r.recv <= win.t1
 ),
 -- the sequence of watch requests of each stream, with what came before
@@ -98,24 +132,6 @@ stale AS (
      AND coalesce(w.code, 200) = 200
      AND w.latency_ms <= CAST($stale_watch_max_ms AS DOUBLE)
     GROUP BY ALL
-),
--- successful writes that advance a collection's resourceVersion
-writes AS (
-    SELECT a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
-           coalesce(a.namespace, '') AS namespace, coalesce(a.name, '') AS name,
-           a.stage_at AS at, a.source_file, a.source_line,
-           greatest(TRY_CAST(a.object_rv AS BIGINT),
-                    CASE WHEN coalesce(a.response_object->>'kind', '') <> 'Status'
-                         THEN TRY_CAST(a.response_object->'metadata'->>'resourceVersion' AS BIGINT) END) AS rv_seen,
-           -- creates and deletes always change the store; an update or patch may be a no-op
-           a.verb IN ('create', 'delete', 'deletecollection') AS always_writes
-    FROM audit_events a, win
-    WHERE a.stage = 'ResponseComplete'
-      AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
-      AND a.code BETWEEN 200 AND 299
-      AND a.resource IS NOT NULL
-      AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
-      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
