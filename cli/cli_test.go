@@ -244,3 +244,43 @@ func TestProgressBarOnlyOnTerminal(t *testing.T) {
 	}
 	p.End()
 }
+
+// TestUserRulesAndParams: --rules adds a rule from a directory, and --set changes a parameter
+// that the query receives as a named parameter.
+func TestUserRulesAndParams(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "busy-user.yaml"), []byte(`id: busy-user
+title: A user sends many requests
+severity: info
+description: Counts requests per user.
+remediation: Look at the user.
+references: [https://kubernetes.io/docs/tasks/debug/debug-cluster/audit/]
+inputs: [audit_events]
+params:
+  - name: min_requests_count
+    default: 200
+    description: requests from one user that make a finding
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "busy-user.sql"), []byte(`SELECT 'busy-user' AS rule, 'info' AS severity, '' AS namespace, username AS name,
+  username AS subject, min(stage_at) AS first_seen, max(stage_at) AS last_seen, count(*) AS count,
+  username || ' sent ' || count(*) || ' requests' AS summary, to_json(list(audit_id ORDER BY audit_id)[1:3]) AS evidence
+FROM audit_events
+WHERE stage_at BETWEEN coalesce($since, '-infinity'::TIMESTAMPTZ) AND coalesce($until, 'infinity'::TIMESTAMPTZ)
+GROUP BY username HAVING count(*) >= $min_requests_count ORDER BY first_seen, name`), 0o644)
+	db := loadedDB(t)
+	r := runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "-o", "csv")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "busy-user,info,,system:apiserver,") || strings.Contains(r.stdout, ",admin,") {
+		t.Errorf("user rule: %+v", r)
+	}
+	r = runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "--set", "busy-user.min_requests_count=150", "-o", "csv")
+	if !strings.Contains(r.stdout, ",admin,") {
+		t.Errorf("--set min_requests_count=150 did not reach the query (admin sent 170 requests): %s", r.stdout)
+	}
+	if r := runCLI(t, "analyze", "--db", db, "--rules", dir, "--set", "busy-user.min_requests_count=many"); r.code != ExitUsage {
+		t.Errorf("a non-number for an integer param: exit %d", r.code)
+	}
+	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("id: broken\nsevrity: info\n"), 0o644)
+	if r := runCLI(t, "rules", "list", "--rules", dir); r.code != ExitError || !strings.Contains(r.stderr, "broken.yaml: yaml: unmarshal errors:\n  line 2: field sevrity not found") {
+		t.Errorf("a broken user rule: %+v", r)
+	}
+}
