@@ -141,13 +141,20 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		if variant != nil {
 			ours2 = append(ours2, mb/k2.Seconds())
 			ratios2 = append(ratios2, b.Seconds()/k2.Seconds())
-		} else {
-			ours2, ratios2 = append(ours2, 0), append(ratios2, 0)
 		}
-		fmt.Fprintf(e.stdout, "%-4d %9.0f MB/s %9.0f MB/s %7.2f %9.0f MB/s %7.2f %9.0f MiB\n", i+1, base[i], ours[i], ratios[i], ours2[i], ratios2[i], rss[i])
+		fmt.Fprintf(e.stdout, "%-4d %s\n", i+1, benchRow(base[i], ours[i], ratios[i], ours2, ratios2, i, rss[i]))
 	}
-	fmt.Fprintf(e.stdout, "%-4s %9.0f MB/s %9.0f MB/s %7.2f %9.0f MB/s %7.2f %9.0f MiB\n", "med", median(base), median(ours), median(ratios), median(ours2), median(ratios2), median(rss))
+	fmt.Fprintf(e.stdout, "%-4s %s\n", "med", benchRow(median(base), median(ours), median(ratios), []float64{median(ours2)}, []float64{median(ratios2)}, 0, median(rss)))
 	return nil
+}
+
+// benchRow formats one line of results; the events-only columns are "-" when not measured.
+func benchRow(base, ours, ratio float64, ours2, ratios2 []float64, i int, rss float64) string {
+	only := fmt.Sprintf("%14s %7s", "-", "-")
+	if i < len(ours2) && ours2[i] > 0 {
+		only = fmt.Sprintf("%9.0f MB/s %7.2f", ours2[i], ratios2[i])
+	}
+	return fmt.Sprintf("%9.0f MB/s %9.0f MB/s %7.2f %s %9.0f MiB", base, ours, ratio, only, rss)
 }
 
 func removeDB(path string) {

@@ -80,7 +80,7 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	}()
 
 	view := fmt.Sprintf("kubesift_audit_stream_%d", st.LoadID)
-	stream := &batchStream{ch: ch, err: func() error { return nil }}
+	stream := &batchStream{ch: ch}
 	var release func()
 	err := conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
@@ -124,14 +124,20 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	}
 	st.Rows = inserted - int64(len(rejects)) - dups
 	st.Duplicates = dups
-	objectRejects, err := deriver.finish(ctx, conn, st.LoadID)
+	unusable, err := deriver.finish(ctx, conn, st.LoadID)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src.Name, err)
 	}
-	rejects = append(rejects, objectRejects...)
+	if len(unusable) > 0 {
+		// The events were loaded; only the endpoint states in their bodies could not be read.
+		if err := in.writeErrors(ctx, conn, st, KindEndpoints, unusable); err != nil {
+			return err
+		}
+		st.Note = fmt.Sprintf("%s with Endpoints bodies that gave no endpoint states (see ingest_errors, kind endpoints)", plural(len(unusable), "event"))
+	}
 	rejects = append(rejects, goRejects...)
 	if readErr != nil {
-		st.Note = fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", st.Lines, st.readBytes, readErr)
+		st.Note = joinNotes(st.Note, fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", st.Lines, st.readBytes, readErr))
 		rejects = append(rejects, rejected{line: st.Lines + 1, offset: -1, reason: "unreadable: " + readErr.Error()})
 	}
 	return in.recordRejects(ctx, conn, st, "audit", rejects)

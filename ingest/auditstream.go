@@ -291,7 +291,6 @@ type batchStream struct {
 	refs atomic.Int64
 	ch   <-chan arrow.RecordBatch
 	cur  arrow.RecordBatch
-	err  func() error
 }
 
 func (s *batchStream) Retain()                        { s.refs.Add(1) }
@@ -299,7 +298,7 @@ func (s *batchStream) Release()                       { s.refs.Add(-1) }
 func (s *batchStream) Schema() *arrow.Schema          { return auditStreamSchema }
 func (s *batchStream) Record() arrow.RecordBatch      { return s.cur }
 func (s *batchStream) RecordBatch() arrow.RecordBatch { return s.cur }
-func (s *batchStream) Err() error                     { return s.err() }
+func (s *batchStream) Err() error                     { return nil } // read errors are reported beside the stream
 
 func (s *batchStream) Next() bool {
 	if s.cur != nil {

@@ -355,7 +355,7 @@ func (in *Ingester) loaders() map[Kind]loadFunc {
 	}
 }
 
-// recordRejects writes rejected lines to ingest_errors and fills the result's counters.
+// recordRejects writes rejected lines to ingest_errors and counts them in the result.
 func (in *Ingester) recordRejects(ctx context.Context, conn *sql.Conn, r *FileResult, kind Kind, rejects []rejected) error {
 	if len(rejects) == 0 {
 		return nil
@@ -363,6 +363,11 @@ func (in *Ingester) recordRejects(ctx context.Context, conn *sql.Conn, r *FileRe
 	slices.SortFunc(rejects, func(a, b rejected) int { return int(a.line - b.line) })
 	r.Rejected = int64(len(rejects))
 	r.FirstError = fmt.Sprintf("line %d: %s", rejects[0].line, rejects[0].reason)
+	return in.writeErrors(ctx, conn, r, kind, rejects)
+}
+
+// writeErrors adds rows to ingest_errors.
+func (in *Ingester) writeErrors(ctx context.Context, conn *sql.Conn, r *FileResult, kind Kind, rejects []rejected) error {
 	stmt, err := conn.PrepareContext(ctx, `INSERT INTO ingest_errors (source_file, line, byte_offset, reason, excerpt, kind, load_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`)
 	if err != nil {
@@ -379,6 +384,14 @@ func (in *Ingester) recordRejects(ctx context.Context, conn *sql.Conn, r *FileRe
 		}
 	}
 	return nil
+}
+
+// joinNotes joins what went wrong with a file as a whole.
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // plural returns "1 line" or "3 lines".

@@ -6,12 +6,15 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
@@ -32,8 +35,14 @@ type rowWriter struct {
 	counts  map[string]int64
 	pending chan pendingBatch
 	done    chan error
-	held    []pendingBatch // batches kept back while the connection is busy (see hold)
+	held    map[string]*spill // batches kept back on disk while the connection is busy (see hold)
 	holding bool
+}
+
+// spill is a temporary Arrow IPC stream of one table's held batches.
+type spill struct {
+	file *os.File
+	w    *ipc.Writer
 }
 
 type pendingBatch struct {
@@ -97,21 +106,65 @@ func (w *rowWriter) append(table string, values ...any) error {
 	return nil
 }
 
-// hold keeps batches in memory instead of inserting them, for rows produced while the
-// connection runs another statement; release inserts them.
+// hold keeps batches back instead of inserting them, for rows produced while the connection
+// runs another statement; release inserts them. Held batches go to a temporary file, so their
+// number does not weigh on memory.
 func (w *rowWriter) hold() { w.holding = true }
 
-// release inserts the held batches and stops holding.
+// keep writes a held batch to its table's spill file.
+func (w *rowWriter) keep(table string, rec arrow.RecordBatch) error {
+	defer rec.Release()
+	if w.held == nil {
+		w.held = map[string]*spill{}
+	}
+	sp, ok := w.held[table]
+	if !ok {
+		f, err := os.CreateTemp("", "kubesift-held-"+table+"-*.arrow")
+		if err != nil {
+			return fmt.Errorf("holding %s rows: %w", table, err)
+		}
+		sp = &spill{file: f, w: ipc.NewWriter(f, ipc.WithSchema(rec.Schema()))}
+		w.held[table] = sp
+	}
+	if err := sp.w.Write(rec); err != nil {
+		return fmt.Errorf("holding %s rows in %s: %w", table, sp.file.Name(), err)
+	}
+	return nil
+}
+
+// release inserts the held batches, one at a time, and stops holding.
 func (w *rowWriter) release() error {
 	w.holding = false
-	held := w.held
+	var errs []error
+	for table, sp := range w.held {
+		errs = append(errs, w.replay(table, sp))
+		sp.file.Close()
+		os.Remove(sp.file.Name())
+	}
 	w.held = nil
-	for _, p := range held {
-		if err := w.send(p); err != nil {
+	return errors.Join(errs...)
+}
+
+func (w *rowWriter) replay(table string, sp *spill) error {
+	if err := sp.w.Close(); err != nil {
+		return err
+	}
+	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r, err := ipc.NewReader(sp.file)
+	if err != nil {
+		return fmt.Errorf("reading held %s rows: %w", table, err)
+	}
+	defer r.Release()
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		if err := w.send(pendingBatch{table, rec}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.Err()
 }
 
 // flush hands the gathered rows of one table to the insert goroutine.
@@ -120,12 +173,11 @@ func (w *rowWriter) flush(tb *tableBatch) error {
 		return nil
 	}
 	tb.rows = 0
-	p := pendingBatch{tb.table.Name, tb.b.NewRecordBatch()}
+	rec := tb.b.NewRecordBatch()
 	if w.holding {
-		w.held = append(w.held, p)
-		return nil
+		return w.keep(tb.table.Name, rec)
 	}
-	return w.send(p)
+	return w.send(pendingBatch{tb.table.Name, rec})
 }
 
 func (w *rowWriter) send(p pendingBatch) error {

@@ -56,7 +56,8 @@ var auditEventsTable = Table{
 
 var ingestErrorsTable = Table{
 	Name: "ingest_errors",
-	Doc:  "One row per input line (or document) that could not be loaded; the good lines around it are kept.",
+	Doc: "One row per input line (or document) that could not be loaded; the good lines around it are kept. " +
+		"Also, with kind endpoints, audit events that were loaded but whose Endpoints/EndpointSlice body gave no endpoint states.",
 	Columns: []Column{
 		{"source_file", "VARCHAR", "file the line was read from"},
 		{"line", "BIGINT", "1-based line number"},
