@@ -7,12 +7,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/kubesift/kubesift/cli"
 )
 
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Most memory is DuckDB's (--memory-limit); keep the Go heap's garbage from adding to it.
+		debug.SetMemoryLimit(256 << 20)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

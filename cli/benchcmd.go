@@ -96,11 +96,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	// For audit logs the second kubesift column is the load of audit_events alone, without the
 	// endpoint states derived from audit bodies.
 	variant := map[bool][]string{true: {"--audit-endpoints=false"}, false: nil}[*kind == "audit"]
-	fmt.Fprintf(e.stdout, "%-4s %14s %14s %7s %14s %7s %12s\n", "run", baseName, "kubesift", "ratio", "events only", "ratio", "kubesift RSS")
-	var base, ours, ratios, ours2, ratios2, rss []float64
+	fmt.Fprintf(e.stdout, "%-4s %14s %14s %7s %12s %14s %7s %12s\n", "run", baseName, "kubesift", "ratio", "peak RSS", "events only", "ratio", "peak RSS")
+	var base, ours, ratios, ours2, ratios2, rss, rss2 []float64
 	for i := 0; i < *runs; i++ {
 		var b, k, k2 time.Duration
-		var peak int64
+		var peak, peak2 int64
 		bench := func() error {
 			db := filepath.Join(work, "baseline.duckdb")
 			removeDB(db)
@@ -122,7 +122,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			db := filepath.Join(work, "kubesift-events.duckdb")
 			removeDB(db)
 			defer removeDB(db)
-			k2, _, err = timeIngest(ctx, self, append(append(ingestArgs, variant...), "--quiet", "--memory-limit", c.memoryLimit, "--db", db, path))
+			k2, peak2, err = timeIngest(ctx, self, append(append(ingestArgs, variant...), "--quiet", "--memory-limit", c.memoryLimit, "--db", db, path))
 			return err
 		}
 		order := []func() error{bench, mine, mineOnly}
@@ -141,20 +141,22 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		if variant != nil {
 			ours2 = append(ours2, mb/k2.Seconds())
 			ratios2 = append(ratios2, b.Seconds()/k2.Seconds())
+			rss2 = append(rss2, float64(peak2)/(1<<20))
 		}
-		fmt.Fprintf(e.stdout, "%-4d %s\n", i+1, benchRow(base[i], ours[i], ratios[i], ours2, ratios2, i, rss[i]))
+		fmt.Fprintf(e.stdout, "%-4d %s\n", i+1, benchRow(base[i], ours[i], ratios[i], rss[i], ours2, ratios2, rss2, i))
 	}
-	fmt.Fprintf(e.stdout, "%-4s %s\n", "med", benchRow(median(base), median(ours), median(ratios), []float64{median(ours2)}, []float64{median(ratios2)}, 0, median(rss)))
+	fmt.Fprintf(e.stdout, "%-4s %s\n", "med", benchRow(median(base), median(ours), median(ratios), median(rss),
+		[]float64{median(ours2)}, []float64{median(ratios2)}, []float64{median(rss2)}, 0))
 	return nil
 }
 
 // benchRow formats one line of results; the events-only columns are "-" when not measured.
-func benchRow(base, ours, ratio float64, ours2, ratios2 []float64, i int, rss float64) string {
-	only := fmt.Sprintf("%14s %7s", "-", "-")
+func benchRow(base, ours, ratio, rss float64, ours2, ratios2, rss2 []float64, i int) string {
+	only := fmt.Sprintf("%14s %7s %12s", "-", "-", "-")
 	if i < len(ours2) && ours2[i] > 0 {
-		only = fmt.Sprintf("%9.0f MB/s %7.2f", ours2[i], ratios2[i])
+		only = fmt.Sprintf("%9.0f MB/s %7.2f %8.0f MiB", ours2[i], ratios2[i], rss2[i])
 	}
-	return fmt.Sprintf("%9.0f MB/s %9.0f MB/s %7.2f %s %9.0f MiB", base, ours, ratio, only, rss)
+	return fmt.Sprintf("%9.0f MB/s %9.0f MB/s %7.2f %8.0f MiB %s", base, ours, ratio, rss, only)
 }
 
 func removeDB(path string) {
@@ -311,6 +313,9 @@ func vmHWM(pid int) int64 {
 }
 
 func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
 	s := slices.Clone(v)
 	slices.Sort(s)
 	if len(s)%2 == 1 {

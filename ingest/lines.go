@@ -8,7 +8,7 @@ import (
 )
 
 const (
-	defaultChunkBytes = 8 << 20
+	defaultChunkBytes = 4 << 20
 	// DefaultMaxLineBytes is the longest line (one event with its bodies) kept by default.
 	// DuckDB needs about ten times an event's size to decode it, so this fits the default
 	// memory limit; raise both together for bigger events.

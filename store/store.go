@@ -21,7 +21,7 @@ const InMemory = ":memory:"
 // DefaultMemoryLimit bounds DuckDB's buffer pool. With the row group settings below, loading a
 // 2 GB audit log stays under 1 GiB of resident memory; DuckDB slows down sharply when a bulk
 // load gets much less than this (1.5x slower at 750MB).
-const DefaultMemoryLimit = "900MB"
+const DefaultMemoryLimit = "850MB"
 
 // rowGroupRows is the row group size of kubesift databases. DuckDB's default (122,880 rows)
 // means hundreds of MB per row group with audit events of a few KB, buffered per thread
