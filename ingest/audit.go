@@ -39,6 +39,7 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	defer deriver.stop()
 	var goRejects []rejected
 	var readErr error
+	tail := int64(-1)
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
@@ -53,10 +54,12 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 			}
 		}
 		if isDocumentStream(src.Head) {
+			// Pretty-printed documents are read whole each time: no resuming inside a document.
+			st.endOffset, st.endLine = -1, -1
 			goRejects, readErr = produceDocuments(src, send, st)
 			return
 		}
-		lr := newLineReader(src, in.opt.MaxLineBytes)
+		lr := newLineReader(src, in.opt.MaxLineBytes, st.startOffset, st.startLine+1)
 		for {
 			c, big := lr.next()
 			if big != nil {
@@ -74,8 +77,10 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 				}
 			}
 		}
-		st.Lines = lr.nextLine - 1
-		st.readBytes = lr.base
+		st.Lines = lr.nextLine - 1 - st.startLine
+		st.readBytes = lr.base - st.startOffset
+		st.endOffset, st.endLine = lr.base, lr.nextLine-1
+		tail = lr.tail
 		readErr = lr.readErr
 	}()
 
@@ -124,6 +129,7 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	}
 	st.Rows = inserted - int64(len(rejects)) - dups
 	st.Duplicates = dups
+	rejects = in.holdBackTail(st, rejects, tail)
 	unusable, err := deriver.finish(ctx, conn, st.LoadID)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src.Name, err)
@@ -141,6 +147,22 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 		rejects = append(rejects, rejected{line: st.Lines + 1, offset: -1, reason: "unreadable: " + readErr.Error()})
 	}
 	return in.recordRejects(ctx, conn, st, "audit", rejects)
+}
+
+// holdBackTail treats a rejected last line without a newline as not written yet: it is left for
+// the next load (which starts before it) instead of being reported.
+func (in *Ingester) holdBackTail(st *FileResult, rejects []rejected, tail int64) []rejected {
+	if tail < 0 || st.endOffset < 0 {
+		return rejects
+	}
+	for i, rj := range rejects {
+		if rj.offset == tail {
+			st.endOffset, st.endLine = tail, rj.line-1
+			st.Note = joinNotes(st.Note, fmt.Sprintf("line %d has no end yet (still being written?): it is left for the next load", rj.line))
+			return append(rejects[:i], rejects[i+1:]...)
+		}
+	}
+	return rejects
 }
 
 // takeRejectedRows deletes the rows DuckDB could not read as audit events and returns them.

@@ -72,6 +72,11 @@ type FileResult struct {
 	Note       string
 	Elapsed    time.Duration
 	readBytes  int64
+
+	// Where this load started and stopped in the decompressed stream, for the next load of the
+	// same file (growing or rotated logs); endOffset < 0 means it cannot be resumed.
+	startOffset, startLine int64
+	endOffset, endLine     int64
 }
 
 // Ingester loads inputs into one database.
@@ -242,7 +247,7 @@ func ignoredFile(name string) bool {
 
 func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, error) {
 	start := time.Now()
-	r := FileResult{Path: path}
+	r := FileResult{Path: path, endOffset: -1, endLine: -1}
 	src, err := openSource(path)
 	if err != nil {
 		return r, fmt.Errorf("reading %s: %w", path, err)
@@ -272,21 +277,8 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	}
 	defer conn.Close()
 
-	// An audit log identical to one loaded before is skipped outright. Node and snapshot evidence
-	// is not: the same counters captured at another time are a new observation.
-	if src.Size >= 0 && r.Kind == KindAudit {
-		var prev sql.NullInt64
-		var prevPath sql.NullString
-		err := conn.QueryRowContext(ctx, `SELECT load_id, source_file FROM ingest_files
-			WHERE kind = $1 AND size_bytes = $2 AND head_hash = $3 ORDER BY load_id LIMIT 1`,
-			string(r.Kind), src.Size, src.HeadHash).Scan(&prev, &prevPath)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return r, fmt.Errorf("reading %s: %w", path, err)
-		}
-		if prev.Valid {
-			r.Skipped = fmt.Sprintf("already loaded (load %d from %s)", prev.Int64, prevPath.String)
-			return r, nil
-		}
+	if err := in.resumePoint(ctx, conn, src, &r); err != nil || r.Skipped != "" {
+		return r, err
 	}
 
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
@@ -326,13 +318,19 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 	if err := load(ctx, conn, src, &r); err != nil {
 		return r, err
 	}
+	if r.startOffset > 0 && r.Lines == 0 {
+		r.Skipped = "no new data since the last load"
+		return r, nil // the deferred ROLLBACK drops the empty load
+	}
 	r.Elapsed = time.Since(start)
 	_, err = conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT
 		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
-		$head AS head_hash, $lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
+		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
+		$lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
 		$started AS started_at, now() AS finished_at, $note AS note`,
 		sql.Named("load_id", r.LoadID), sql.Named("kind", string(r.Kind)), sql.Named("source_file", path),
-		sql.Named("size", src.Size), sql.Named("read", r.readBytes), sql.Named("head", src.HeadHash),
+		sql.Named("size", src.Size), sql.Named("read", r.readBytes), sql.Named("identity", src.Identity),
+		sql.Named("start_offset", r.startOffset), sql.Named("end_offset", nullIfNegative(r.endOffset)), sql.Named("end_line", nullIfNegative(r.endLine)),
 		sql.Named("lines", r.Lines), sql.Named("rows", r.Rows), sql.Named("rejected", r.Rejected),
 		sql.Named("dups", r.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(r.Note)))
 	if err != nil {
@@ -400,6 +398,53 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func nullIfNegative(n int64) any {
+	if n < 0 {
+		return nil
+	}
+	return n
+}
+
+// resumePoint decides where to read src from. An audit log seen before (same first line) is read
+// from where the last load stopped: a growing audit.log, or the same file after rotation renamed
+// (or compressed) it. A file whose first line changed was truncated or replaced and is read
+// whole. Other evidence is not resumed but skipped when the very same file was loaded before.
+func (in *Ingester) resumePoint(ctx context.Context, conn *sql.Conn, src *source, r *FileResult) error {
+	if r.Kind != KindAudit {
+		var seen bool
+		err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files
+			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4)`,
+			string(r.Kind), src.Name, src.Size, src.Identity).Scan(&seen)
+		if err == nil && seen && src.Size >= 0 {
+			r.Skipped = "already loaded"
+		}
+		return err
+	}
+	var end, line sql.NullInt64
+	err := conn.QueryRowContext(ctx, `SELECT end_offset, end_line FROM ingest_files
+		WHERE kind = 'audit' AND identity = $1 AND end_offset IS NOT NULL ORDER BY load_id DESC LIMIT 1`, src.Identity).Scan(&end, &line)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && end.Int64 == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", src.Name, err)
+	}
+	if !src.Gzip && src.Size >= 0 {
+		switch {
+		case end.Int64 == src.Size:
+			r.Skipped = "no new data since the last load"
+			return nil
+		case end.Int64 > src.Size: // shorter than what was read: truncated and rewritten
+			return nil
+		}
+	}
+	if err := src.skipTo(end.Int64); err != nil {
+		return fmt.Errorf("reading %s: skipping the %d bytes loaded before: %w", src.Name, end.Int64, err)
+	}
+	r.startOffset, r.startLine = end.Int64, line.Int64
+	return nil
 }
 
 func nullIfEmpty(s string) any {

@@ -43,13 +43,17 @@ type lineReader struct {
 	nextLine int64
 	eof      bool
 	readErr  error // a read failure other than EOF (e.g. corrupt gzip); reading stopped there
+	// tail is the offset of a last line without a newline, -1 when the stream ends with one:
+	// such a line may still be being written.
+	tail int64
 }
 
-func newLineReader(r io.Reader, maxLine int) *lineReader {
+// newLineReader reads r, whose first byte is at offset and starts line firstLine.
+func newLineReader(r io.Reader, maxLine int, offset, firstLine int64) *lineReader {
 	if maxLine <= 0 || maxLine > maxMaxLineBytes {
 		maxLine = maxMaxLineBytes
 	}
-	return &lineReader{r: r, size: defaultChunkBytes, maxLine: maxLine, nextLine: 1}
+	return &lineReader{r: r, size: defaultChunkBytes, maxLine: maxLine, base: offset, nextLine: firstLine, tail: -1}
 }
 
 // next returns the next chunk. It returns a nil chunk and a non-nil oversized when a line over
@@ -99,6 +103,7 @@ func (lr *lineReader) emit(buf []byte, end, n int) *chunk {
 	lr.nextLine += int64(bytes.Count(c.data, []byte{'\n'}))
 	if end == n && lr.eof && n > 0 && buf[n-1] != '\n' {
 		lr.nextLine++ // a last line without a newline
+		lr.tail = lr.base + int64(bytes.LastIndexByte(buf[:n], '\n')+1)
 	}
 	lr.carry = append([]byte(nil), buf[end:n]...)
 	lr.base += int64(end)

@@ -18,7 +18,7 @@ const headBytes = 64 << 10
 type source struct {
 	Name     string // path as given, "-" for stdin
 	Size     int64  // bytes on disk, -1 when unknown (stdin)
-	HeadHash string // xxh3 of the first 64 KiB as stored, with Size identifies a loaded file
+	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
 	Gzip     bool
 	Head     []byte // first bytes after decompression, for format detection
 
@@ -67,7 +67,6 @@ func openSource(path string) (*source, error) {
 		s.Close()
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	s.HeadHash = fmt.Sprintf("%016x", xxh3.Hash(head))
 	s.reader = raw
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(raw)
@@ -83,7 +82,27 @@ func openSource(path string) (*source, error) {
 		s.Head = head
 	}
 	s.Head = bytes.Clone(s.Head)
+	first := s.Head
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i+1]
+	}
+	s.Identity = fmt.Sprintf("%016x", xxh3.Hash(first))
 	return s, nil
+}
+
+// skipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
+// discarding for a compressed one or stdin.
+func (s *source) skipTo(offset int64) error {
+	if !s.Gzip && s.file != os.Stdin {
+		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
+			return err
+		}
+		s.counter.n.Store(offset)
+		s.reader = bufio.NewReaderSize(s.counter, headBytes)
+		return nil
+	}
+	_, err := io.CopyN(io.Discard, s.reader, offset)
+	return err
 }
 
 // Read reads the decompressed stream.

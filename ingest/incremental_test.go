@@ -1,0 +1,88 @@
+package ingest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubesift/kubesift/ingest/auditgen"
+)
+
+// TestIncrementalGrowRotateTruncate follows an audit log the way a CronJob sees it: it grows
+// (with a half-written last line), is rotated away while a new one starts, is compressed, and
+// is truncated. Every event must be loaded exactly once: no duplicates, no gaps, no errors.
+func TestIncrementalGrowRotateTruncate(t *testing.T) {
+	data, _, err := auditgen.GenerateBytes(auditgen.Options{Seed: 3, MaxEvents: 3000, LargeBodyFraction: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	part := func(from, to int) []byte { return bytes.Join(lines[from:to], nil) }
+	dir := t.TempDir()
+	live := filepath.Join(dir, "audit.log")
+	appendTo := func(b []byte) {
+		f, err := os.OpenFile(live, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(b)
+		f.Close()
+	}
+	db := openTestDB(t)
+	check := func(step string, wantRows int64) {
+		t.Helper()
+		if n := queryInt(t, db, "SELECT count(*) FROM audit_events"); n != wantRows {
+			t.Fatalf("%s: %d rows, want %d", step, n, wantRows)
+		}
+		if n := queryInt(t, db, "SELECT count(*) - count(DISTINCT (audit_id, stage)) FROM audit_events"); n != 0 {
+			t.Fatalf("%s: %d duplicate rows", step, n)
+		}
+		if n := queryInt(t, db, "SELECT count(*) FROM ingest_errors"); n != 0 {
+			t.Fatalf("%s: %d ingest errors", step, n)
+		}
+	}
+
+	appendTo(part(0, 1000))
+	ingestFiles(t, db, Options{}, dir)
+	check("first run", 1000)
+
+	half := len(lines[1500]) / 2
+	appendTo(append(part(1000, 1500), lines[1500][:half]...))
+	res := ingestFiles(t, db, Options{}, dir)
+	check("grown, last line half written", 1500)
+	if res[0].Rows != 500 || !strings.Contains(res[0].Note, "line 1501 has no end yet") {
+		t.Fatalf("grown file: %+v", res[0])
+	}
+
+	appendTo(append(lines[1500][half:], part(1501, 2000)...))
+	rotated := filepath.Join(dir, "audit-2026-11-21T05-40-00.000.log")
+	if err := os.Rename(live, rotated); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(part(2000, 2500))
+	res = ingestFiles(t, db, Options{}, dir)
+	check("rotated, new file started", 2500)
+	if got := queryInts(t, db, "SELECT min(source_line) FROM audit_events WHERE source_file = $1", rotated); len(got) != 1 || got[0] != 1501 {
+		t.Errorf("the rotated file was read from line %v, want 1501 (where the last load stopped)", got)
+	}
+
+	raw := readFile(t, rotated)
+	writeGzip(t, rotated+".gz", raw)
+	os.Remove(rotated)
+	res = ingestFiles(t, db, Options{}, dir)
+	check("rotated file compressed", 2500)
+	for _, r := range res {
+		if r.Rows != 0 {
+			t.Errorf("nothing new, yet %s loaded %d rows", r.Path, r.Rows)
+		}
+	}
+
+	if err := os.WriteFile(live, part(2500, 3000), 0o644); err != nil { // truncated and rewritten
+		t.Fatal(err)
+	}
+	ingestFiles(t, db, Options{}, dir)
+	check("truncated and rewritten", 3000)
+}
