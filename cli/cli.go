@@ -49,6 +49,7 @@ func verbs() []verb {
 		{"rules", "list the rules, or show one", runRules},
 		{"schema", "document every table and column", runSchema},
 		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
+		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},
 		{"version", "print the version", runVersion},
 	}
 }
