@@ -103,33 +103,37 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 }
 
 // analyzeAndReport runs the rules over db and writes the report; with --fail-on it returns a
-// findingsError when a finding is at or above that severity.
-func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB) error {
+// findingsError when a finding is at or above that severity. defaultSince is the window's start
+// when --since is not given (nil: unbounded).
+func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
 	rs, set, err := f.selectRules()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := time.Now()
 	since, err := parseTime("since", f.since, now)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if f.since == "" {
+		since = defaultSince
 	}
 	until, err := parseTime("until", f.until, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var failOn rules.Severity
 	if f.failOn != "" {
 		if failOn, err = rules.ParseSeverity(f.failOn); err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 	}
 	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := analyze.Write(w, rep, f.output.format); err != nil {
-		return err
+		return rep, err
 	}
 	if failOn != "" {
 		n := 0
@@ -139,10 +143,10 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			}
 		}
 		if n > 0 {
-			return findingsError{fmt.Sprintf("%s at or above %s", pluralFindings(n), failOn)}
+			return rep, findingsError{fmt.Sprintf("%s at or above %s", pluralFindings(n), failOn)}
 		}
 	}
-	return nil
+	return rep, nil
 }
 
 func pluralFindings(n int) string {
@@ -174,7 +178,8 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	return f.analyzeAndReport(ctx, e.stdout, db)
+	_, err = f.analyzeAndReport(ctx, e.stdout, db, nil)
+	return err
 }
 
 func runRules(_ context.Context, e *env, args []string) error {

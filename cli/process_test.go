@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -124,4 +126,92 @@ func TestKillMidFileLeavesDatabaseAsBefore(t *testing.T) {
 	if r.stdout != "events,files\n4204,2\n" {
 		t.Errorf("after the rerun: %q %q", r.stdout, r.stderr)
 	}
+}
+
+// TestCronJobFlow runs kubesift the way the CronJob does: the same database every time, a
+// growing and then rotated audit log. Each run loads only what is new, analyzes from the
+// previous run, writes a one-line JSON summary and a metrics file, and prunes old rows.
+func TestCronJobFlow(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "audit")
+	os.MkdirAll(logs, 0o755)
+	db := filepath.Join(dir, "k.duckdb")
+	metrics := filepath.Join(dir, "kubesift.prom")
+	real := strings.SplitAfter(string(readAll(t, realAuditLog)), "\n")
+	real = real[:len(real)-1]
+	live := filepath.Join(logs, "audit.log")
+	os.WriteFile(live, []byte(strings.Join(real[:600], "")), 0o644)
+
+	type summary struct {
+		Since    *time.Time     `json:"since"`
+		Started  time.Time      `json:"started"`
+		Files    int            `json:"files"`
+		Rows     int64          `json:"rows"`
+		Findings map[string]int `json:"findings"`
+		ExitCode int            `json:"exit_code"`
+	}
+	run := func(extra ...string) summary {
+		t.Helper()
+		r := runCLI(t, append([]string{"run", "--db", db, "--summary", "json", "--metrics-file", metrics, "-o", "json"}, append(extra, logs)...)...)
+		if r.code != ExitOK {
+			t.Fatalf("run: %+v", r)
+		}
+		var s summary
+		if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &s); err != nil {
+			t.Fatalf("stderr is not one JSON line: %q", r.stderr)
+		}
+		return s
+	}
+	first := run()
+	if first.Rows != 600 || first.Since != nil {
+		t.Fatalf("first run: %+v", first)
+	}
+	os.WriteFile(live, []byte(strings.Join(real[:900], "")), 0o644) // grown
+	second := run()
+	if second.Rows != 300 || second.Since == nil || !second.Since.Equal(first.Started.Truncate(time.Microsecond)) {
+		t.Fatalf("second run: %+v (want 300 new rows, analyzed since the first run's start %v)", second, first.Started)
+	}
+	os.Rename(live, filepath.Join(logs, "audit-2026-11-21T05-31-40.000.log"))
+	os.WriteFile(filepath.Join(logs, "audit-2026-11-21T05-31-40.000.log"), []byte(strings.Join(real[:1000], "")), 0o644) // the rest before rotation
+	os.WriteFile(live, []byte(strings.Join(real[1000:], "")), 0o644)
+	third := run("--since", "2026-11-21T00:00:00Z") // the recording is older than the previous runs
+	if third.Rows != int64(len(real)-900) || third.Findings["warning"] != 2 {
+		t.Fatalf("third run after rotation: %+v, want %d new rows", third, len(real)-900)
+	}
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT count(*) AS n, count(DISTINCT (audit_id, stage)) AS distinct_events, (SELECT count(*) FROM runs) AS runs FROM audit_events")
+	if r.stdout != fmt.Sprintf("n,distinct_events,runs\n%d,%d,3\n", len(real), len(real)) {
+		t.Errorf("after three runs: %q", r.stdout)
+	}
+	prom := string(readAll(t, metrics))
+	for _, want := range []string{
+		`kubesift_findings{rule="election-lock-churn",severity="warning"} 2`,
+		`kubesift_rule_evaluated{rule="probe-conntrack-exhaustion"} 0`,
+		`kubesift_table_rows{table="audit_events"} 1204`,
+		"kubesift_last_success_timestamp_seconds ",
+	} {
+		if !strings.Contains(prom, want) {
+			t.Errorf("metrics file lacks %q:\n%s", want, prom)
+		}
+	}
+	// The recording is from 2026-11-21 05:31; keeping one hour from now drops all of it.
+	r = runCLI(t, "run", "--db", db, "--summary", "none", "--retain", "1h", logs)
+	if r.code != ExitOK {
+		t.Fatalf("run --retain: %+v", r)
+	}
+	r = runCLI(t, "query", "--db", db, "-o", "csv", "SELECT count(*) AS n FROM audit_events")
+	if r.stdout != "n\n0\n" {
+		t.Errorf("after --retain 1h: %q", r.stdout)
+	}
+	if r := runCLI(t, "run", "--retain", "7d", logs); r.code != ExitUsage {
+		t.Errorf("--retain without --db: exit %d", r.code)
+	}
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -2,22 +2,42 @@ package cli
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
 
+type runFlags struct {
+	retain      string
+	summary     string
+	metricsFile string
+}
+
 func runRun(ctx context.Context, e *env, args []string) error {
+	started := time.Now()
 	fs, c := newFlags(e, "run", "PATH...",
 		"Ingest PATH... into a temporary in-memory database (or --db) and analyze it: the findings go\n"+
-			"to stdout, what was loaded to stderr. Takes the flags of ingest and analyze.")
+			"to stdout, what was loaded to stderr. Takes the flags of ingest and analyze.\n\n"+
+			"With a persistent --db (a CronJob), each run loads only what is new in growing or rotated\n"+
+			"audit logs and, without --since, analyzes from the previous run's start.")
 	fs.StringVar(&c.db, "db", "", "database file to load into and keep (default: temporary, in memory)")
 	var f ingestFlags
 	addIngestFlags(fs, &f)
 	var a analyzeFlags
 	addAnalyzeFlags(fs, &a)
+	var r runFlags
+	fs.StringVar(&r.retain, "retain", "", "with --db: delete rows observed longer ago than this (e.g. 7d, 36h)")
+	fs.StringVar(&r.summary, "summary", "text", "summary on stderr: text (a line per file), json (one line for log pipelines) or none")
+	fs.StringVar(&r.metricsFile, "metrics-file", "", "write Prometheus metrics (findings by rule and severity, rows loaded, last success) to this file, for node_exporter's textfile collector")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -27,10 +47,24 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := a.output.validate(); err != nil {
 		return err
 	}
+	if r.summary != "text" && r.summary != "json" && r.summary != "none" {
+		return usagef("unknown --summary %q (want text, json or none)", r.summary)
+	}
+	var retain time.Duration
+	if r.retain != "" {
+		var err error
+		if retain, err = parseRetention(r.retain); err != nil {
+			return usageError{err}
+		}
+		if c.db == "" {
+			return usagef("--retain needs --db: a temporary database keeps nothing")
+		}
+	}
 	if _, _, err := a.selectRules(); err != nil { // bad --rule/--set/--rules: fail before loading anything
 		return err
 	}
-	opt, err := f.options(e, c.quiet)
+	quiet := c.quiet || r.summary != "text"
+	opt, err := f.options(e, quiet)
 	if err != nil {
 		return err
 	}
@@ -47,12 +81,20 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	_, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
-	if !c.quiet {
-		counts, err := tableCounts(ctx, db.DB)
-		if err != nil {
+
+	results, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
+	ingested := time.Now()
+	var pruned map[string]int64
+	if retain > 0 {
+		if pruned, err = db.Prune(ctx, started.Add(-retain)); err != nil {
 			return err
 		}
+	}
+	counts, err := tableCounts(ctx, db.DB)
+	if err != nil {
+		return err
+	}
+	if !quiet {
 		var parts []string
 		for _, tc := range counts {
 			if tc[1].(int64) > 0 {
@@ -61,14 +103,151 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stderr, "loaded: %s\n", strings.Join(parts, ", "))
 	}
-	if err := a.analyzeAndReport(ctx, e.stdout, db); err != nil {
-		if ingestErr != nil {
-			return fmt.Errorf("%w\nsome inputs could not be loaded:\n%w", err, ingestErr)
+	var defaultSince *time.Time
+	if path != store.InMemory {
+		if defaultSince, err = previousRun(ctx, db); err != nil {
+			return err
 		}
-		return err
+	}
+	rep, analyzeErr := a.analyzeAndReport(ctx, e.stdout, db, defaultSince)
+	if rep == nil && analyzeErr != nil {
+		return analyzeErr
+	}
+	exit := ExitOK
+	switch {
+	case ingestErr != nil:
+		exit = ExitError
+	case errors.As(analyzeErr, new(findingsError)):
+		exit = ExitFindings
+	case analyzeErr != nil:
+		exit = ExitError
+	}
+	s := newRunSummary(started, ingested, results, rep, pruned, exit)
+	if path != store.InMemory {
+		if err := s.record(ctx, db); err != nil {
+			return err
+		}
+	}
+	if r.summary == "json" {
+		b, _ := json.Marshal(s)
+		fmt.Fprintln(e.stderr, string(b))
+	}
+	if r.metricsFile != "" {
+		lastSuccess, err := lastSuccessfulRun(ctx, db, path == store.InMemory, exit)
+		if err != nil {
+			return err
+		}
+		if err := writeMetrics(r.metricsFile, s, rep, counts, lastSuccess); err != nil {
+			return err
+		}
 	}
 	if ingestErr != nil {
+		if analyzeErr != nil {
+			return fmt.Errorf("%w\nsome inputs could not be loaded:\n%w", analyzeErr, ingestErr)
+		}
 		return fmt.Errorf("some inputs could not be loaded:\n%w", ingestErr)
+	}
+	return analyzeErr
+}
+
+// parseRetention reads a retention period: a Go duration (36h) or days (7d).
+func parseRetention(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("--retain wants a period like 7d or 36h, got %q", s)
+}
+
+// previousRun returns when the last recorded run started (nil when there was none).
+func previousRun(ctx context.Context, db *store.DB) (*time.Time, error) {
+	var t sql.NullTime
+	if err := db.QueryRowContext(ctx, "SELECT max(started_at) FROM runs").Scan(&t); err != nil {
+		return nil, fmt.Errorf("reading the previous run: %w", err)
+	}
+	if !t.Valid {
+		return nil, nil
+	}
+	u := t.Time.UTC()
+	return &u, nil
+}
+
+// lastSuccessfulRun returns when the last run that did not fail finished: this one, or for a
+// failed run with a database, the latest recorded one (nil when none).
+func lastSuccessfulRun(ctx context.Context, db *store.DB, inMemory bool, exit int) (*time.Time, error) {
+	if exit != ExitError {
+		now := time.Now()
+		return &now, nil
+	}
+	if inMemory {
+		return nil, nil
+	}
+	var t sql.NullTime
+	if err := db.QueryRowContext(ctx, "SELECT max(finished_at) FROM runs WHERE exit_code <> $1", ExitError).Scan(&t); err != nil {
+		return nil, fmt.Errorf("reading the last successful run: %w", err)
+	}
+	if !t.Valid {
+		return nil, nil
+	}
+	return &t.Time, nil
+}
+
+// runSummary is the one-line JSON summary of a run, for log pipelines.
+type runSummary struct {
+	Msg         string           `json:"msg"`
+	Started     time.Time        `json:"started"`
+	Since       *time.Time       `json:"since"`
+	Until       *time.Time       `json:"until"`
+	Files       int              `json:"files"`
+	Skipped     int              `json:"files_skipped"`
+	Rows        int64            `json:"rows"`
+	Rejected    int64            `json:"rejected"`
+	Findings    map[string]int   `json:"findings"`
+	Pruned      map[string]int64 `json:"pruned,omitempty"`
+	IngestMs    int64            `json:"ingest_ms"`
+	AnalyzeMs   int64            `json:"analyze_ms"`
+	NotEvaluated []string         `json:"not_evaluated,omitempty"`
+	ExitCode    int              `json:"exit_code"`
+}
+
+func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep *analyze.Report, pruned map[string]int64, exit int) *runSummary {
+	s := &runSummary{Msg: "kubesift run", Started: started.UTC(), Since: rep.Since, Until: rep.Until, Pruned: pruned,
+		IngestMs: ingested.Sub(started).Milliseconds(), AnalyzeMs: time.Since(ingested).Milliseconds(), ExitCode: exit,
+		Findings: map[string]int{}}
+	for _, sev := range rules.Severities {
+		s.Findings[string(sev)] = 0
+	}
+	for _, f := range rep.Findings {
+		s.Findings[string(f.Severity)]++
+	}
+	for _, r := range results {
+		if r.Skipped != "" {
+			s.Skipped++
+			continue
+		}
+		s.Files++
+		s.Rows += r.Rows
+		s.Rejected += r.Rejected
+	}
+	for _, o := range rep.Outcomes {
+		if !o.Evaluated {
+			s.NotEvaluated = append(s.NotEvaluated, o.Rule.ID)
+		}
+	}
+	return s
+}
+
+// record adds the run to the runs table.
+func (s *runSummary) record(ctx context.Context, db *store.DB) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO runs VALUES ($1, now(), $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		s.Started, s.Since, s.Until, s.Files, s.Rows, s.Rejected,
+		s.Findings["critical"], s.Findings["warning"], s.Findings["info"], s.ExitCode)
+	if err != nil {
+		return fmt.Errorf("recording the run: %w", err)
 	}
 	return nil
 }

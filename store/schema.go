@@ -1,9 +1,11 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Column is one documented column of a kubesift table.
@@ -22,7 +24,7 @@ type Table struct {
 }
 
 // Tables lists every table kubesift creates, in documentation order.
-var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), K8sObjectTables, []Table{ingestErrorsTable, ingestFilesTable})
+var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), K8sObjectTables, []Table{ingestErrorsTable, ingestFilesTable, runsTable})
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t.
 func (t Table) DDL() string {
@@ -56,4 +58,47 @@ func Lookup(name string) (Table, bool) {
 		}
 	}
 	return Table{}, false
+}
+
+// TimeColumn returns the column that says when a row of table was observed, for time windows
+// and retention; "" for tables without one.
+func TimeColumn(table string) string {
+	switch {
+	case table == "audit_events":
+		return "stage_at"
+	case table == "ingest_files":
+		return "finished_at"
+	case table == "runs":
+		return "started_at"
+	case table == "ingest_errors":
+		return ""
+	}
+	if t, ok := Lookup(table); ok && slices.Contains(t.ColumnNames(), "captured_at") {
+		return "captured_at"
+	}
+	return ""
+}
+
+// Prune deletes rows observed before cutoff from every table with a time column, and the
+// ingest_errors of loads that finished before it. ingest_files keeps its rows: they remember
+// how far each file was read. It returns the number of rows deleted per table.
+func (db *DB) Prune(ctx context.Context, cutoff time.Time) (map[string]int64, error) {
+	deleted := map[string]int64{}
+	for _, t := range Tables {
+		col := TimeColumn(t.Name)
+		if col == "" || t.Name == "ingest_files" || t.Name == "runs" {
+			continue
+		}
+		res, err := db.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE "%s" < $1`, t.Name, col), cutoff)
+		if err != nil {
+			return nil, fmt.Errorf("pruning %s: %w", t.Name, err)
+		}
+		deleted[t.Name], _ = res.RowsAffected()
+	}
+	res, err := db.ExecContext(ctx, `DELETE FROM ingest_errors WHERE load_id IN (SELECT load_id FROM ingest_files WHERE finished_at < $1)`, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("pruning ingest_errors: %w", err)
+	}
+	deleted["ingest_errors"], _ = res.RowsAffected()
+	return deleted, nil
 }

@@ -91,3 +91,21 @@ var ingestFilesTable = Table{
 		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a corrupt gzip member after which reading stopped"},
 	},
 }
+
+var runsTable = Table{
+	Name: "runs",
+	Doc:  "One row per kubesift run with a database file: when it ran, the window it analyzed and what it found. A run without --since analyzes from the previous run's start.",
+	Columns: []Column{
+		{"started_at", "TIMESTAMPTZ", "when the run started"},
+		{"finished_at", "TIMESTAMPTZ", "when it finished"},
+		{"since", "TIMESTAMPTZ", "start of the analyzed window (NULL: unbounded)"},
+		{"until", "TIMESTAMPTZ", "end of the analyzed window (NULL: unbounded)"},
+		{"files", "BIGINT", "files loaded"},
+		{"rows", "BIGINT", "rows added"},
+		{"rejected", "BIGINT", "lines rejected into ingest_errors"},
+		{"critical", "BIGINT", "critical findings"},
+		{"warning", "BIGINT", "warning findings"},
+		{"info", "BIGINT", "info findings"},
+		{"exit_code", "INTEGER", "the run's exit code"},
+	},
+}

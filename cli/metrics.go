@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubesift/kubesift/analyze"
+)
+
+// writeMetrics writes Prometheus text-format metrics for node_exporter's textfile collector,
+// atomically (the collector must never read a half-written file).
+func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts [][2]any, lastSuccess *time.Time) error {
+	var b strings.Builder
+	gauge := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	gauge("kubesift_findings", "Findings of the last run by rule and severity.")
+	byRule := map[[2]string]int{}
+	for _, o := range rep.Outcomes {
+		for _, sev := range []string{"info", "warning", "critical"} {
+			byRule[[2]string{o.Rule.ID, sev}] += 0
+		}
+	}
+	for _, f := range rep.Findings {
+		byRule[[2]string{f.Rule, string(f.Severity)}]++
+	}
+	keys := make([][2]string, 0, len(byRule))
+	for k := range byRule {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	for _, k := range keys {
+		fmt.Fprintf(&b, "kubesift_findings{rule=%q,severity=%q} %d\n", k[0], k[1], byRule[k])
+	}
+	gauge("kubesift_rule_evaluated", "1 when the rule had data to evaluate in the last run.")
+	for _, o := range rep.Outcomes {
+		v := 0
+		if o.Evaluated {
+			v = 1
+		}
+		fmt.Fprintf(&b, "kubesift_rule_evaluated{rule=%q} %d\n", o.Rule.ID, v)
+	}
+	gauge("kubesift_rows_ingested", "Rows added by the last run.")
+	fmt.Fprintf(&b, "kubesift_rows_ingested %d\n", s.Rows)
+	gauge("kubesift_lines_rejected", "Input lines rejected into ingest_errors by the last run.")
+	fmt.Fprintf(&b, "kubesift_lines_rejected %d\n", s.Rejected)
+	gauge("kubesift_table_rows", "Rows per table in the database after the last run.")
+	for _, tc := range counts {
+		fmt.Fprintf(&b, "kubesift_table_rows{table=%q} %d\n", tc[0], tc[1])
+	}
+	gauge("kubesift_run_duration_seconds", "Duration of the last run's phases.")
+	fmt.Fprintf(&b, "kubesift_run_duration_seconds{phase=\"ingest\"} %.3f\n", float64(s.IngestMs)/1000)
+	fmt.Fprintf(&b, "kubesift_run_duration_seconds{phase=\"analyze\"} %.3f\n", float64(s.AnalyzeMs)/1000)
+	gauge("kubesift_last_run_exit_code", "Exit code of the last run.")
+	fmt.Fprintf(&b, "kubesift_last_run_exit_code %d\n", s.ExitCode)
+	if lastSuccess != nil {
+		gauge("kubesift_last_success_timestamp_seconds", "When the last run that did not fail finished (Unix time).")
+		fmt.Fprintf(&b, "kubesift_last_success_timestamp_seconds %d\n", lastSuccess.Unix())
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubesift-metrics-*")
+	if err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing metrics to %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	return nil
+}
