@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kubesift/kubesift/snapshot"
 )
@@ -21,13 +22,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 			"Example:\n"+
 			"  kubesift snapshot --out snapshots/ && kubesift run snapshots/ /var/log/kubernetes/audit/")
 	var (
-		kubeconfig, kubeContext, namespace, out string
-		pageSize                                int64
+		kubeconfig, kubeContext, namespace, out, keep string
+		pageSize                                      int64
 	)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config inside a pod)")
 	fs.StringVar(&kubeContext, "context", "", "kubeconfig context to use (default: the current context)")
 	fs.StringVarP(&namespace, "namespace", "n", "", "snapshot only this namespace (default: all namespaces)")
 	fs.StringVar(&out, "out", "", "directory to write the snapshot files into (created if missing)")
+	fs.StringVar(&keep, "keep", "", "remove this directory's snapshot files captured longer ago than this (e.g. 7d, 36h) after writing the new ones (default: keep all)")
 	fs.Int64Var(&pageSize, "page-size", snapshot.DefaultPageSize, "objects per list request (limit=, then continue=)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -41,6 +43,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if pageSize <= 0 {
 		return usagef("--page-size must be positive, got %d", pageSize)
 	}
+	var keepFor time.Duration
+	if keep != "" {
+		d, err := parseRetention(keep)
+		if err != nil {
+			return usagef("--keep wants a period like 7d or 36h, got %q", keep)
+		}
+		keepFor = d
+	}
 	client, from, err := snapshot.NewClient(snapshot.ClientOptions{
 		Kubeconfig: kubeconfig, Context: kubeContext, Getenv: e.getenv,
 		UserAgent: "kubesift/" + Version + " (snapshot)",
@@ -52,7 +62,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if log != nil {
 		fmt.Fprintf(log, "snapshot: using %s\n", from)
 	}
-	res, err := snapshot.Take(ctx, client, out, snapshot.Options{Namespace: namespace, PageSize: pageSize, Log: log})
+	res, err := snapshot.Take(ctx, client, out, snapshot.Options{Namespace: namespace, PageSize: pageSize, Keep: keepFor, Log: log})
 	if err != nil {
 		return err
 	}

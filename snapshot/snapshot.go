@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ type Options struct {
 	PageSize int64
 	// Now returns the capture time; nil means time.Now. It is truncated to the second.
 	Now func() time.Time
+	// Keep, when positive, removes the snapshot files of earlier runs (files named like the ones
+	// Take writes) captured longer than Keep before this snapshot, once it is written.
+	Keep time.Duration
 	// Log, if not nil, receives one line per file written.
 	Log io.Writer
 }
@@ -57,8 +61,9 @@ type File struct {
 
 // Result says what Take wrote.
 type Result struct {
-	At    time.Time
-	Files []File
+	At     time.Time
+	Files  []File
+	Pruned []string // files of earlier snapshots removed by Options.Keep
 }
 
 // Objects returns the number of objects written of kind.
@@ -296,7 +301,46 @@ func Take(ctx context.Context, c kubernetes.Interface, dir string, opt Options) 
 			fmt.Fprintf(opt.Log, "%s: %d %s (%d %s)\n", f.Path, f.Objects, f.Kind, f.Pages, plural(f.Pages, "request"))
 		}
 	}
+	if opt.Keep > 0 {
+		pruned, err := Prune(dir, at.Add(-opt.Keep))
+		res.Pruned = pruned
+		if opt.Log != nil && len(pruned) > 0 {
+			fmt.Fprintf(opt.Log, "removed %d snapshot %s captured before %s\n", len(pruned), plural(len(pruned), "file"), at.Add(-opt.Keep).Format(TimeLayout))
+		}
+		if err != nil {
+			return res, fmt.Errorf("removing old snapshots: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// snapshotName matches the names Take gives its files.
+var snapshotName = regexp.MustCompile(`^(endpoints|endpointslices|services|pods|leases|configmaps)-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)\.json$`)
+
+// Prune removes the snapshot files in dir (and only those: names as Take writes them) captured
+// before cutoff, and returns their paths.
+func Prune(dir string, cutoff time.Time) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range ents {
+		m := snapshotName.FindStringSubmatch(e.Name())
+		if m == nil || e.IsDir() {
+			continue
+		}
+		t, err := time.Parse(TimeLayout, m[2])
+		if err != nil || !t.Before(cutoff) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
 }
 
 func plural(n int, s string) string {

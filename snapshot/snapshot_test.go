@@ -491,3 +491,34 @@ func TestNoKubeconfig(t *testing.T) {
 		t.Errorf("no kubeconfig anywhere: %v", err)
 	}
 }
+
+func TestKeepPrunesOnlyOldSnapshotFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := []string{"pods-2026-11-13T04:28:19Z.json", "configmaps-2026-11-01T00:00:00Z.json"}
+	kept := []string{"pods-2026-11-14T04:28:21Z.json", "audit-2026-11-01T00:00:00Z.json", "pods-2026-11-01T00-00-00Z.json", "notes.txt"}
+	for _, n := range append(append([]string{}, old...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Take(context.Background(), fake.NewClientset(), dir, Options{Now: fixedNow, Keep: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pruned) != len(old) {
+		t.Errorf("pruned %v, want %v", res.Pruned, old)
+	}
+	for _, n := range old {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("%s kept", n)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s removed: %v", n, err)
+		}
+	}
+	if got := len(visibleFiles(t, dir)); got != len(kept)+6 {
+		t.Errorf("%d files left, want %d", got, len(kept)+6)
+	}
+}
