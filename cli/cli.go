@@ -47,6 +47,7 @@ func verbs() []verb {
 		{"run", "ingest into a temporary database (or --db) and analyze it", runRun},
 		{"analyze", "run the rules over a database and report findings", runAnalyze},
 		{"rules", "list the rules, or show one", runRules},
+		{"timeline", "everything known about one object, in time order", runTimeline},
 		{"schema", "document every table and column", runSchema},
 		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},

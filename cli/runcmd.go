@@ -198,20 +198,20 @@ func lastSuccessfulRun(ctx context.Context, db *store.DB, inMemory bool, exit in
 
 // runSummary is the one-line JSON summary of a run, for log pipelines.
 type runSummary struct {
-	Msg         string           `json:"msg"`
-	Started     time.Time        `json:"started"`
-	Since       *time.Time       `json:"since"`
-	Until       *time.Time       `json:"until"`
-	Files       int              `json:"files"`
-	Skipped     int              `json:"files_skipped"`
-	Rows        int64            `json:"rows"`
-	Rejected    int64            `json:"rejected"`
-	Findings    map[string]int   `json:"findings"`
-	Pruned      map[string]int64 `json:"pruned,omitempty"`
-	IngestMs    int64            `json:"ingest_ms"`
-	AnalyzeMs   int64            `json:"analyze_ms"`
+	Msg          string           `json:"msg"`
+	Started      time.Time        `json:"started"`
+	Since        *time.Time       `json:"since"`
+	Until        *time.Time       `json:"until"`
+	Files        int              `json:"files"`
+	Skipped      int              `json:"files_skipped"`
+	Rows         int64            `json:"rows"`
+	Rejected     int64            `json:"rejected"`
+	Findings     map[string]int   `json:"findings"`
+	Pruned       map[string]int64 `json:"pruned,omitempty"`
+	IngestMs     int64            `json:"ingest_ms"`
+	AnalyzeMs    int64            `json:"analyze_ms"`
 	NotEvaluated []string         `json:"not_evaluated,omitempty"`
-	ExitCode    int              `json:"exit_code"`
+	ExitCode     int              `json:"exit_code"`
 }
 
 func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep *analyze.Report, pruned map[string]int64, exit int) *runSummary {

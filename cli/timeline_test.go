@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTimeline(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.duckdb")
+	if r := runCLI(t, "ingest", "--db", db, "../samples/flapping"); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	r := runCLI(t, "timeline", "--db", db, "-o", "csv", "endpoints/shop/cart")
+	if r.code != ExitOK {
+		t.Fatalf("timeline: %+v", r)
+	}
+	for _, want := range []string{
+		"at,source,object,what,detail,evidence,who\n",
+		",audit,endpoints/cart,update 200,", "no longer ready 192.0.2.31", "now ready 192.0.2.31",
+		",snapshot,endpoints/cart,observed,", ",finding,endpoint-flapping,warning,",
+		"samples/flapping/audit.log:",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("timeline of endpoints/shop/cart lacks %q", want)
+		}
+	}
+	if r := runCLI(t, "timeline", "--db", db, "-o", "csv", "service/shop/cart"); !strings.Contains(r.stdout, ",snapshot,service/cart,observed,\"type ClusterIP") ||
+		!strings.Contains(r.stdout, "endpointslice/") {
+		t.Errorf("timeline of service/shop/cart: %s", r.stdout)
+	}
+	for _, tt := range []struct {
+		arg  string
+		code int
+		msg  string
+	}{
+		{"endpoints/shop", ExitUsage, "want KIND/NAMESPACE/NAME"},
+		{"deployment/shop/cart", ExitUsage, `unknown kind "deployment"`},
+		{"endpoints/shop/nothing-here", ExitError, "nothing is known about endpoints/shop/nothing-here"},
+	} {
+		if r := runCLI(t, "timeline", "--db", db, tt.arg); r.code != tt.code || !strings.Contains(r.stderr, tt.msg) {
+			t.Errorf("timeline %s: exit %d %q", tt.arg, r.code, r.stderr)
+		}
+	}
+}
