@@ -51,6 +51,14 @@ type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
 	Findings     []Finding // sorted: severity (highest first), first_seen, rule, namespace, name, subject
+	Inputs       []Input   // the tables analysed that hold rows, in store.Tables order
+	Version      string    // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+}
+
+// Input is one table the analysis saw, with its row count.
+type Input struct {
+	Table string
+	Rows  int64
 }
 
 // Options set the analysis window and parameter overrides.
@@ -69,6 +77,9 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	}
 	defer conn.Close()
 	rep := &Report{Since: opt.Since, Until: opt.Until}
+	if rep.Inputs, err = countInputs(ctx, conn); err != nil {
+		return nil, err
+	}
 	for _, r := range rs {
 		out := Outcome{Rule: r}
 		empty, err := emptyInputs(ctx, conn, r.Inputs)
@@ -119,6 +130,21 @@ func evidenceKinds(tables []string) string {
 		}
 	}
 	return strings.Join(kinds, " or ")
+}
+
+// countInputs counts the rows of every kubesift table and keeps those that have some.
+func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
+	var out []Input
+	for _, t := range store.Tables {
+		var n int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
+			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
+		}
+		if n > 0 {
+			out = append(out, Input{t.Name, n})
+		}
+	}
+	return out, nil
 }
 
 // emptyInputs returns the input tables without rows.

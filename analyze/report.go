@@ -1,7 +1,7 @@
 package analyze
 
 import (
-	"encoding/csv"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,13 +9,20 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kubesift/kubesift/tabular"
 )
 
 // Formats lists the report formats.
-var Formats = []string{"table", "wide", "json", "ndjson", "csv"}
+var Formats = []string{"table", "wide", "json", "ndjson", "csv", "xlsx", "parquet", "markdown"}
 
 // Write renders rep in format (see Formats).
 func Write(w io.Writer, rep *Report, format string) error {
+	return WriteContext(context.Background(), w, rep, format)
+}
+
+// WriteContext renders rep in format; ctx bounds the Parquet writer's DuckDB.
+func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) error {
 	switch format {
 	case "table":
 		return writeTable(w, rep, false)
@@ -32,7 +39,13 @@ func Write(w io.Writer, rep *Report, format string) error {
 		}
 		return nil
 	case "csv":
-		return writeCSV(w, rep)
+		return tabular.CSV(w, FindingsTable(rep.Findings))
+	case "parquet":
+		return tabular.Parquet(ctx, w, FindingsTable(rep.Findings))
+	case "xlsx":
+		return writeXLSX(w, rep)
+	case "markdown":
+		return writeMarkdown(w, rep)
 	}
 	return fmt.Errorf("unknown report format %q", format)
 }
@@ -168,13 +181,18 @@ func writeJSON(w io.Writer, rep *Report) error {
 	return enc.Encode(doc)
 }
 
-func writeCSV(w io.Writer, rep *Report) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "summary", "evidence"})
-	for _, f := range rep.Findings {
-		cw.Write([]string{f.Rule, string(f.Severity), f.Namespace, f.Name, f.Subject, rfc3339(f.FirstSeen), rfc3339(f.LastSeen),
-			strconv.FormatInt(f.Count, 10), f.Summary, string(f.Evidence)})
+// FindingsTable is the findings as rows of the contract columns, evidence as JSON: the CSV and
+// Parquet reports.
+func FindingsTable(findings []Finding) *tabular.Table {
+	t := &tabular.Table{Name: "findings", Columns: []tabular.Column{
+		{Name: "rule", Type: "VARCHAR"}, {Name: "severity", Type: "VARCHAR"}, {Name: "namespace", Type: "VARCHAR"},
+		{Name: "name", Type: "VARCHAR"}, {Name: "subject", Type: "VARCHAR"}, {Name: "first_seen", Type: "TIMESTAMPTZ"},
+		{Name: "last_seen", Type: "TIMESTAMPTZ"}, {Name: "count", Type: "BIGINT"}, {Name: "summary", Type: "VARCHAR"},
+		{Name: "evidence", Type: "JSON"},
+	}}
+	for _, f := range findings {
+		t.Rows = append(t.Rows, []any{f.Rule, string(f.Severity), f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
+			f.Count, f.Summary, f.Evidence})
 	}
-	cw.Flush()
-	return cw.Error()
+	return t
 }

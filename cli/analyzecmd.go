@@ -132,7 +132,8 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if err != nil {
 		return nil, err
 	}
-	if err := analyze.Write(w, rep, f.output.format); err != nil {
+	rep.Version = Version
+	if err := f.output.emit(w, func(w io.Writer) error { return analyze.WriteContext(ctx, w, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
 	if failOn != "" {
@@ -171,6 +172,9 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		return usagef("unexpected argument %q (analyze reads --db; use run to load files first)", fs.Arg(0))
 	}
 	if err := f.output.validate(); err != nil {
+		return err
+	}
+	if err := f.output.checkTerminal(e.stdout); err != nil {
 		return err
 	}
 	db, err := c.openDB(ctx, c.db, true)

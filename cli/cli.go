@@ -51,6 +51,7 @@ func verbs() []verb {
 		{"schema", "document every table and column", runSchema},
 		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},
+		{"export", "export the tables to csv, xlsx or parquet", runExport},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -66,6 +67,9 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // Run runs kubesift with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, isTerminal: isTerminal}
+	if f, ok := stdout.(interface{ Fd() uintptr }); ok && e.isTerminal(f.Fd()) {
+		e.stdout = terminal{stdout} // binary formats refuse to write to it
+	}
 	return e.main(ctx, args)
 }
 

@@ -2,96 +2,254 @@ package cli
 
 import (
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math/big"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
-	"github.com/duckdb/duckdb-go/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/kubesift/kubesift/tabular"
 )
 
 // resultSet is a fully read query result.
 type resultSet struct {
 	columns []string
-	json    []bool // column holds JSON text to embed as-is
+	types   []string // DuckDB types
 	rows    [][]any
 }
 
 func readRows(rows *sql.Rows) (*resultSet, error) {
-	cols, err := rows.Columns()
+	t, err := streamRows(rows)
 	if err != nil {
 		return nil, err
 	}
+	rs := &resultSet{columns: t.ColumnNames()}
+	for _, c := range t.Columns {
+		rs.types = append(rs.types, c.Type)
+	}
+	err = t.Scan(func(row []any) error {
+		rs.rows = append(rs.rows, append([]any(nil), row...))
+		return nil
+	})
+	return rs, err
+}
+
+// table returns the rows as a table named name.
+func (rs *resultSet) table(name string) *tabular.Table {
+	t := &tabular.Table{Name: name, Rows: rs.rows}
+	for i, c := range rs.columns {
+		typ := ""
+		if i < len(rs.types) {
+			typ = rs.types[i]
+		}
+		t.Columns = append(t.Columns, tabular.Column{Name: c, Type: typ})
+	}
+	return t
+}
+
+// streamRows wraps rows as a table that is read while it is written.
+func streamRows(rows *sql.Rows) (*tabular.Table, error) {
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, err
 	}
-	rs := &resultSet{columns: cols, json: make([]bool, len(cols))}
-	for i, t := range types {
-		rs.json[i] = t.DatabaseTypeName() == "JSON"
+	t := &tabular.Table{}
+	for _, c := range types {
+		t.Columns = append(t.Columns, tabular.Column{Name: c.Name(), Type: c.DatabaseTypeName()})
 	}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
+	t.Scan = func(yield func([]any) error) error {
+		vals := make([]any, len(types))
+		ptrs := make([]any, len(types))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			if err := yield(vals); err != nil {
+				return err
+			}
 		}
-		rs.rows = append(rs.rows, vals)
+		return rows.Err()
 	}
-	return rs, rows.Err()
+	return t, nil
 }
 
-func (rs *resultSet) isJSON(col int) bool { return col < len(rs.json) && rs.json[col] }
+// binaryFormats are refused on a terminal.
+var binaryFormats = []string{"xlsx", "parquet"}
 
+// outputFlag is -o FORMAT, --out FILE and --force: what a verb writes and where.
 type outputFlag struct {
 	format  string
 	allowed []string
+	out     string
+	force   bool
 }
 
 func addOutputFlag(fs *pflag.FlagSet, def string, allowed ...string) *outputFlag {
 	o := &outputFlag{allowed: allowed}
 	fs.StringVarP(&o.format, "output", "o", def, "output format: "+strings.Join(allowed, ", "))
+	fs.StringVar(&o.out, "out", "", "write to this file instead of stdout (written whole, then renamed into place)")
+	fs.BoolVar(&o.force, "force", false, "overwrite the --out file if it exists")
 	return o
 }
 
+// validate checks the format and that --out does not exist (without --force), before any work.
 func (o *outputFlag) validate() error {
 	if !slices.Contains(o.allowed, o.format) {
 		return usagef("unknown output format %q (want one of %s)", o.format, strings.Join(o.allowed, ", "))
 	}
+	if o.out != "" && !o.force {
+		if _, err := os.Lstat(o.out); err == nil {
+			return existsError(o.out)
+		}
+	}
 	return nil
 }
 
-func (o *outputFlag) write(w io.Writer, rs *resultSet) error {
-	switch o.format {
-	case "table":
-		return writeTable(w, rs)
-	case "json":
-		return writeJSON(w, rs)
-	case "csv":
-		return writeCSV(w, rs)
+func existsError(path string) error {
+	return fmt.Errorf("%s already exists; use --force to overwrite it", path)
+}
+
+// terminal marks a stdout that is a terminal (set by Run with the env's isTerminal).
+type terminal struct{ io.Writer }
+
+// checkTerminal refuses a binary format bound for a terminal.
+func (o *outputFlag) checkTerminal(stdout io.Writer) error {
+	if _, tty := stdout.(terminal); tty && o.out == "" && slices.Contains(binaryFormats, o.format) {
+		return usagef("-o %s writes a binary file and stdout is a terminal: give --out FILE or redirect stdout", o.format)
 	}
-	return usagef("unknown output format %q", o.format)
+	return nil
+}
+
+// write writes rs in the chosen format to stdout or --out.
+func (o *outputFlag) write(stdout io.Writer, rs *resultSet) error {
+	return o.emit(stdout, func(w io.Writer) error { return renderTable(w, rs.table("rows"), o.format) })
+}
+
+// emit sends what render writes to stdout, or to --out.
+func (o *outputFlag) emit(stdout io.Writer, render func(w io.Writer) error) error {
+	if o.out == "" {
+		if err := o.checkTerminal(stdout); err != nil {
+			return err
+		}
+		return render(stdout)
+	}
+	return writeFile(o.out, o.format, o.force, render)
+}
+
+// writeFile writes path atomically: into a temporary file beside it, renamed (or, without
+// force, hard-linked so that a file created meanwhile is not clobbered) into place when
+// complete. A CSV file starts with a UTF-8 byte-order mark, for Excel.
+func writeFile(path, format string, force bool, render func(w io.Writer) error) (err error) {
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return existsError(path)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}()
+	if format == "csv" {
+		if _, err := io.WriteString(tmp, tabular.UTF8BOM); err != nil {
+			return err
+		}
+	}
+	if err := render(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if force {
+		return os.Rename(tmp.Name(), path)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return existsError(path)
+		}
+		return os.Rename(tmp.Name(), path) // a file system without hard links
+	}
+	return nil
+}
+
+// tableFormats are the formats of query results.
+var tableFormats = []string{"table", "json", "ndjson", "csv", "xlsx", "parquet", "markdown"}
+
+// renderTable writes t in format; not parquet, which query writes from Arrow (see runQuery).
+func renderTable(w io.Writer, t *tabular.Table, format string) error {
+	switch format {
+	case "table":
+		return writeTable(w, t)
+	case "json":
+		return writeJSON(w, t, true)
+	case "ndjson":
+		return writeJSON(w, t, false)
+	case "csv":
+		return tabular.CSV(w, t)
+	case "markdown":
+		if err := tabular.Markdown(w, t, 0); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "\n(%s)\n", plural(len(t.Rows), "row"))
+		return err
+	case "xlsx":
+		return writeWorkbook(w, t)
+	}
+	return usagef("unknown output format %q", format)
+}
+
+// writeWorkbook writes tables as an XLSX workbook, a sheet each (more for a table past a sheet's rows).
+func writeWorkbook(w io.Writer, tables ...*tabular.Table) error {
+	wb, err := tabular.NewWorkbook()
+	if err != nil {
+		return err
+	}
+	defer wb.Close()
+	for _, t := range tables {
+		if _, err := wb.AddSheet(tabular.Sheet{Name: t.Name, Table: t}); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return wb.Write(w)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 const maxCellWidth = 80
 
-func writeTable(w io.Writer, rs *resultSet) error {
+func writeTable(w io.Writer, t *tabular.Table) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(rs.columns, "\t"))
-	for _, row := range rs.rows {
+	fmt.Fprintln(tw, strings.Join(t.ColumnNames(), "\t"))
+	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for i, v := range row {
-			s := textValue(v, rs.isJSON(i))
+			s := tabular.Text(v)
 			if v == nil {
 				s = "NULL"
 			}
@@ -106,115 +264,41 @@ func writeTable(w io.Writer, rs *resultSet) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(rs.rows) != 1 {
-		_, err := fmt.Fprintf(w, "(%d rows)\n", len(rs.rows))
-		return err
-	}
-	_, err := fmt.Fprintln(w, "(1 row)")
+	_, err := fmt.Fprintf(w, "(%s)\n", plural(len(t.Rows), "row"))
 	return err
 }
 
-func writeCSV(w io.Writer, rs *resultSet) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(rs.columns); err != nil {
-		return err
-	}
-	for _, row := range rs.rows {
-		rec := make([]string, len(row))
-		for i, v := range row {
-			rec[i] = textValue(v, rs.isJSON(i))
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func writeJSON(w io.Writer, rs *resultSet) error {
-	out := make([]json.RawMessage, 0, len(rs.rows))
-	for _, row := range rs.rows {
+// writeJSON writes the rows as objects: one indented array, or one object per line (ndjson).
+func writeJSON(w io.Writer, t *tabular.Table, array bool) error {
+	out := make([]json.RawMessage, 0, len(t.Rows))
+	for _, row := range t.Rows {
 		var b strings.Builder
 		b.WriteByte('{')
 		for i, v := range row {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			k, _ := json.Marshal(rs.columns[i])
+			k, _ := json.Marshal(t.Columns[i].Name)
 			b.Write(k)
 			b.WriteByte(':')
-			val, err := jsonValue(v, rs.isJSON(i))
+			val, err := tabular.JSONValue(v, t.Columns[i].IsJSON())
 			if err != nil {
-				return fmt.Errorf("column %s: %w", rs.columns[i], err)
+				return fmt.Errorf("column %s: %w", t.Columns[i].Name, err)
 			}
 			b.Write(val)
 		}
 		b.WriteByte('}')
 		out = append(out, json.RawMessage(b.String()))
 	}
+	if !array {
+		for _, o := range out {
+			if _, err := fmt.Fprintf(w, "%s\n", o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// plain converts a DuckDB value into plain Go data (times as RFC3339 UTC, maps with string keys).
-func plain(v any) any {
-	switch x := v.(type) {
-	case time.Time:
-		return x.UTC().Format(time.RFC3339Nano)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[fmt.Sprint(plain(k))] = plain(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plain(e)
-		}
-		return out
-	case duckdb.OrderedMap:
-		out := make(map[string]any, x.Len())
-		for i, k := range x.Keys() {
-			out[fmt.Sprint(plain(k))] = plain(x.Values()[i])
-		}
-		return out
-	case *big.Int:
-		return x.String()
-	case []byte:
-		return string(x)
-	case fmt.Stringer:
-		return x.String()
-	}
-	return v
-}
-
-func jsonValue(v any, isJSON bool) ([]byte, error) {
-	if s, ok := v.(string); ok && isJSON && json.Valid([]byte(s)) {
-		return []byte(s), nil
-	}
-	return json.Marshal(plain(v))
-}
-
-// textValue renders a value for table and CSV cells: scalars as text, lists and maps as JSON.
-func textValue(v any, isJSON bool) string {
-	switch p := plain(v).(type) {
-	case nil:
-		return ""
-	case string:
-		return p
-	case []any, map[string]any:
-		b, _ := json.Marshal(p) // map keys come out sorted
-		return string(b)
-	default:
-		return fmt.Sprint(p)
-	}
 }

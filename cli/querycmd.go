@@ -3,7 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kubesift/kubesift/tabular"
 )
 
 func runQuery(ctx context.Context, e *env, args []string) error {
@@ -12,13 +17,19 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 			"or write files, attach databases or reach the network. Use - to read the SQL from stdin.\n\n"+
 			"Examples:\n"+
 			"  kubesift query \"SELECT verb, count(*) FROM audit_events GROUP BY ALL ORDER BY 2 DESC\"\n"+
-			"  kubesift query -o csv \"SELECT * FROM ingest_errors\" > rejected.csv")
+			"  kubesift query -o csv \"SELECT * FROM ingest_errors\" > rejected.csv\n"+
+			"  kubesift query -o parquet --out watches.parquet \"SELECT * FROM audit_events WHERE verb = 'watch'\"\n\n"+
+			"-o parquet keeps DuckDB's column types: the rows come out of the sandbox as Arrow and a\n"+
+			"separate in-memory DuckDB writes them with COPY ... (FORMAT parquet).")
 	c.addDB(fs, e, "database file to query")
-	out := addOutputFlag(fs, "table", "table", "json", "csv")
+	out := addOutputFlag(fs, "table", tableFormats...)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := out.validate(); err != nil {
+		return err
+	}
+	if err := out.checkTerminal(e.stdout); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -45,6 +56,16 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer conn.Close()
+	if out.format == "parquet" {
+		// The sandboxed connection cannot COPY to a file: its rows go, as Arrow, to a scratch DuckDB that can.
+		err := out.emit(e.stdout, func(w io.Writer) error {
+			return tabular.QueryArrow(ctx, conn, query, func(r array.RecordReader) error { return tabular.ParquetFromArrow(ctx, w, r) })
+		})
+		if err != nil {
+			return fmt.Errorf("query failed: %w", err)
+		}
+		return nil
+	}
 	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
 		return fmt.Errorf("query failed: %w", err)
@@ -54,5 +75,5 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("query failed: %w", err)
 	}
-	return out.write(e.stdout, rs)
+	return out.emit(e.stdout, func(w io.Writer) error { return renderTable(w, rs.table("query"), out.format) })
 }

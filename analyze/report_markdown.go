@@ -1,0 +1,102 @@
+package analyze
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/tabular"
+)
+
+// MarkdownEvidenceRows caps the evidence table of each finding in the Markdown report.
+const MarkdownEvidenceRows = 25
+
+// writeMarkdown writes a report to paste into a postmortem: the window and inputs, a table of
+// the findings, then one section per finding with its summary, what to do, references and
+// evidence.
+func writeMarkdown(w io.Writer, rep *Report) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	md := tabular.MarkdownCell
+
+	p("# kubesift report\n\n")
+	p("- Window analysed: %s\n", rep.window())
+	if first, last, ok := rep.span(); ok {
+		p("- Findings from %s to %s\n", rfc3339(first), rfc3339(last))
+	}
+	var inputs []string
+	for _, in := range rep.Inputs {
+		inputs = append(inputs, fmt.Sprintf("%d %s", in.Rows, in.Table))
+	}
+	if len(inputs) == 0 {
+		inputs = []string{"no rows"}
+	}
+	p("- Inputs: %s\n", strings.Join(inputs, ", "))
+	var evaluated, skipped []string
+	for _, o := range rep.Outcomes {
+		if o.Evaluated {
+			evaluated = append(evaluated, "`"+o.Rule.ID+"`")
+		} else {
+			skipped = append(skipped, fmt.Sprintf("`%s` (%s)", o.Rule.ID, o.Reason))
+		}
+	}
+	p("- Rules evaluated: %s\n", orNone(evaluated))
+	if len(skipped) > 0 {
+		p("- Not evaluated: %s\n", strings.Join(skipped, ", "))
+	}
+	if rep.Version != "" {
+		p("- kubesift %s; times in UTC\n", rep.Version)
+	}
+
+	p("\n## Findings\n\n")
+	if len(rep.Findings) == 0 {
+		p("No findings.\n")
+	} else {
+		p("| # | severity | rule | object | subject | first seen | last seen | count |\n|---|---|---|---|---|---|---|---|\n")
+		for i, f := range rep.Findings {
+			p("| [%d](#finding-%d) | %s | `%s` | %s | %s | %s | %s | %d |\n", i+1, i+1, f.Severity, f.Rule, md(object(f)),
+				md(f.Subject), rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Count)
+		}
+	}
+	ruleOf := map[string]rules.Rule{}
+	for _, o := range rep.Outcomes {
+		ruleOf[o.Rule.ID] = o.Rule
+	}
+	for i, f := range rep.Findings {
+		r := ruleOf[f.Rule]
+		p("\n## Finding %d: %s on %s <a id=\"finding-%d\"></a>\n\n", i+1, f.Rule, md(object(f)), i+1)
+		p("**%s**", f.Severity)
+		if r.Title != "" {
+			p(": %s", r.Title)
+		}
+		p(". Subject: %s. Seen %d times from %s to %s.\n\n%s\n", md(f.Subject), f.Count, rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Summary)
+		if rem := strings.TrimSpace(r.Remediation); rem != "" {
+			p("\n### What to do\n\n%s\n", rem)
+		}
+		if len(r.References) > 0 {
+			p("\n### References\n\n")
+			for _, ref := range r.References {
+				p("- %s\n", ref)
+			}
+		}
+		ev := evidenceTable("evidence", []Finding{f}, nil, false)
+		p("\n### Evidence (%d items)\n\n", f.EvidenceCount())
+		if len(ev.Columns) > 0 {
+			if err := tabular.Markdown(bw, ev, MarkdownEvidenceRows); err != nil {
+				return err
+			}
+		} else {
+			p("None recorded.\n")
+		}
+	}
+	return bw.Flush()
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,183 @@
+package tabular
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// Every Parquet file kubesift writes comes from DuckDB's own writer: COPY (query) TO 'file'
+// (FORMAT parquet, COMPRESSION zstd). Tables of Go values are first loaded into a scratch
+// in-memory DuckDB; results of sandboxed user SQL are handed over as Arrow (see ParquetFromArrow).
+
+// Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CopyParquet writes the rows of query (a SELECT, or a table name) to the Parquet file path.
+func CopyParquet(ctx context.Context, db Execer, query, path string) error {
+	_, err := db.ExecContext(ctx, copySQL(query, path))
+	return err
+}
+
+func copySQL(query, path string) string {
+	return "COPY (" + query + ") TO " + Quote(path) + " (FORMAT parquet, COMPRESSION zstd)"
+}
+
+// Quote makes s a SQL string literal.
+func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// QuoteIdent makes s a SQL identifier.
+func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// ViaFile runs write with the name of a file and makes what it wrote land in w: for writers
+// such as DuckDB's COPY that need a file name. When w is itself a regular file, empty, with a
+// name that leads to it, write gets that name; otherwise a temporary file is copied to w.
+func ViaFile(w io.Writer, write func(path string) error) error {
+	if f, ok := w.(*os.File); ok {
+		st, err1 := f.Stat()
+		named, err2 := os.Stat(f.Name())
+		if err1 == nil && err2 == nil && st.Mode().IsRegular() && st.Size() == 0 && os.SameFile(st, named) {
+			return write(f.Name())
+		}
+	}
+	f, err := os.CreateTemp("", "kubesift-*.parquet")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := write(f.Name()); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.Copy(w, f)
+	return err
+}
+
+// scratch opens a private in-memory DuckDB with external access (for COPY ... TO).
+func scratch(ctx context.Context) (*sql.DB, *sql.Conn, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, conn, nil
+}
+
+// Parquet writes t to w as Parquet. Every column needs its DuckDB Type.
+func Parquet(ctx context.Context, w io.Writer, t *Table) error {
+	db, conn, err := scratch(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	defer conn.Close()
+	cols := make([]string, len(t.Columns))
+	marks := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		if c.Type == "" {
+			return fmt.Errorf("column %s has no type", c.Name)
+		}
+		cols[i] = QuoteIdent(c.Name) + " " + c.Type
+		marks[i] = "?"
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE rows ("+strings.Join(cols, ", ")+")"); err != nil {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO rows VALUES ("+strings.Join(marks, ", ")+")")
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	err = t.Each(func(row []any) error {
+		args := make([]any, len(row))
+		for i, v := range row {
+			args[i] = sqlArg(v)
+		}
+		_, err := ins.ExecContext(ctx, args...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return ViaFile(w, func(path string) error { return CopyParquet(ctx, conn, "SELECT * FROM rows", path) })
+}
+
+func sqlArg(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case json.RawMessage:
+		return string(x)
+	case []any, map[string]any:
+		return Text(x)
+	}
+	return v
+}
+
+// ParquetFromArrow writes the rows of reader to w as Parquet, through a scratch DuckDB that
+// sees them as a view: the query that produced them may have run on a sandboxed connection,
+// which cannot COPY to a file itself.
+func ParquetFromArrow(ctx context.Context, w io.Writer, reader array.RecordReader) error {
+	db, conn, err := scratch(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		release, err := ar.RegisterView(reader, "result")
+		if err != nil {
+			return err
+		}
+		defer release()
+		return ViaFile(w, func(path string) error {
+			_, err := dc.(driver.ExecerContext).ExecContext(ctx, copySQL("SELECT * FROM result", path), nil)
+			return err
+		})
+	})
+}
+
+// QueryArrow runs query on conn and returns its rows as Arrow.
+func QueryArrow(ctx context.Context, conn *sql.Conn, query string, fn func(array.RecordReader) error) error {
+	return conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		reader, err := ar.QueryContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer reader.Release()
+		return fn(reader)
+	})
+}
