@@ -18,7 +18,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 			"Inside a pod, without --kubeconfig, --context or $KUBECONFIG, it uses the pod's ServiceAccount\n"+
 			"(in-cluster config); otherwise kubectl's rules ($KUBECONFIG, then ~/.kube/config). It needs\n"+
 			"get/list on endpoints, endpointslices.discovery.k8s.io, services, pods,\n"+
-			"leases.coordination.k8s.io and configmaps (deploy/kubernetes/rbac.yaml).\n\n"+
+			"leases.coordination.k8s.io and configmaps (deploy/kubernetes/20-rbac.yaml).\n\n"+
 			"Example:\n"+
 			"  kubesift snapshot --out snapshots/ && kubesift run snapshots/ /var/log/kubernetes/audit/")
 	var (
@@ -51,14 +51,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 		}
 		keepFor = d
 	}
+	log := e.logWriter(c.quiet)
 	client, from, err := snapshot.NewClient(snapshot.ClientOptions{
 		Kubeconfig: kubeconfig, Context: kubeContext, Getenv: e.getenv,
-		UserAgent: "kubesift/" + Version + " (snapshot)",
+		UserAgent: "kubesift/" + Version + " (snapshot)", Warnings: log,
 	})
 	if err != nil {
 		return err
 	}
-	log := e.logWriter(c.quiet)
 	if log != nil {
 		fmt.Fprintf(log, "snapshot: using %s\n", from)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -426,7 +427,7 @@ func describe(err error, k kindSpec, ns string) error {
 	res := k.qualified()
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("listing %s %s: forbidden: kubesift needs the \"list\" verb on %s (RBAC rule: apiGroups [%q], resources [%q], verbs [get, list]; see deploy/kubernetes/rbac.yaml): %w",
+		return fmt.Errorf("listing %s %s: forbidden: kubesift needs the \"list\" verb on %s (RBAC rule: apiGroups [%q], resources [%q], verbs [get, list]; see deploy/kubernetes/20-rbac.yaml): %w",
 			res, where, res, k.group, k.resource, err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("listing %s: the apiserver rejected the credentials (401 Unauthorized; expired token or wrong kubeconfig user?): %w", res, err)
@@ -466,6 +467,29 @@ type ClientOptions struct {
 	Context    string // --context; empty: the kubeconfig's current context
 	UserAgent  string
 	Getenv     func(string) string // nil: os.Getenv
+	// Warnings receives the apiserver's warnings (such as "v1 Endpoints is deprecated"), each once;
+	// nil drops them.
+	Warnings io.Writer
+}
+
+// warningWriter prints each distinct apiserver warning once, instead of client-go's klog lines.
+type warningWriter struct {
+	w    io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (h *warningWriter) HandleWarningHeader(code int, agent, text string) {
+	if code != 299 || text == "" || h.w == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen[text] {
+		return
+	}
+	h.seen[text] = true
+	fmt.Fprintf(h.w, "snapshot: apiserver warning: %s\n", text)
 }
 
 // RESTConfig returns the client configuration and a description of where it came from. Inside a
@@ -515,6 +539,7 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 	if o.UserAgent != "" {
 		cfg.UserAgent = o.UserAgent
 	}
+	cfg.WarningHandler = &warningWriter{w: o.Warnings, seen: map[string]bool{}}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Minute
 	}
