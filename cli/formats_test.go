@@ -273,6 +273,13 @@ func TestOutputFileAndTerminal(t *testing.T) {
 	if r := runCLI(t, "analyze", "--db", db, "-o", "xlsx"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "PK") {
 		t.Errorf("xlsx to a pipe: exit %d", r.code)
 	}
+	// Parquet to a pipe: the same file as with --out.
+	r = runCLI(t, "query", "--db", db, "-o", "parquet", typedQuery)
+	piped := filepath.Join(t.TempDir(), "piped.parquet")
+	os.WriteFile(piped, []byte(r.stdout), 0o644)
+	if _, got := readParquet(t, piped); r.code != ExitOK || got != runCLI(t, "query", "--db", db, "-o", "csv", typedQuery).stdout {
+		t.Errorf("parquet to a pipe: exit %d, read back %q", r.code, got)
+	}
 }
 
 func TestExport(t *testing.T) {

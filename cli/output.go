@@ -172,13 +172,10 @@ func writeFile(path, format string, force bool, render func(w io.Writer) error) 
 	if err := render(tmp); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := syncFile(tmp.Name()); err != nil { // by name: a writer such as DuckDB's COPY may have replaced the file
 		return err
 	}
 	if force {
@@ -191,6 +188,19 @@ func writeFile(path, format string, force bool, render func(w io.Writer) error) 
 		return os.Rename(tmp.Name(), path) // a file system without hard links
 	}
 	return nil
+}
+
+// syncFile makes path readable by all and flushes it to disk.
+func syncFile(path string) error {
+	if err := os.Chmod(path, 0o644); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // tableFormats are the formats of query results.

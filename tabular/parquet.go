@@ -54,14 +54,18 @@ func ViaFile(w io.Writer, write func(path string) error) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	name := f.Name()
+	f.Close()
+	defer os.Remove(name)
+	if err := write(name); err != nil {
+		return err
+	}
+	// Opened again by name: the writer may have replaced the file rather than written into it.
+	f, err = os.Open(name)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	if err := write(f.Name()); err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
 	_, err = io.Copy(w, f)
 	return err
 }

@@ -75,9 +75,7 @@ type Sheet struct {
 // sheet names used.
 func (wb *Workbook) AddSheet(s Sheet) ([]string, error) {
 	sw := &sheetWriter{wb: wb, t: s.Table, base: s.Name, reserved: s.Reserved}
-	if err := sw.start(); err != nil {
-		return nil, err
-	}
+	sw.sizeHeader()
 	if err := s.Table.Each(sw.row); err != nil {
 		return nil, err
 	}
@@ -144,12 +142,12 @@ type sheetWriter struct {
 	started  bool
 }
 
-func (s *sheetWriter) start() error {
-	s.widths = make([]float64, max(len(s.t.Columns), 1))
+// sizeHeader starts the column widths from the header names.
+func (s *sheetWriter) sizeHeader() {
+	s.widths = make([]float64, len(s.t.Columns))
 	for i, c := range s.t.Columns {
 		s.widths[i] = float64(utf8.RuneCountInString(c.Name) + 3) // room for the filter button
 	}
-	return nil
 }
 
 // open starts a sheet: name, widths, frozen header row, header.
