@@ -61,6 +61,22 @@ type Input struct {
 	Rows  int64
 }
 
+// KeepNamespaces drops the findings about objects outside namespaces, and counts again.
+func (rep *Report) KeepNamespaces(namespaces []string) {
+	kept := rep.Findings[:0]
+	perRule := map[string]int{}
+	for _, f := range rep.Findings {
+		if slices.Contains(namespaces, f.Namespace) {
+			kept = append(kept, f)
+			perRule[f.Rule]++
+		}
+	}
+	rep.Findings = kept
+	for i := range rep.Outcomes {
+		rep.Outcomes[i].Findings = perRule[rep.Outcomes[i].Rule.ID]
+	}
+}
+
 // Options set the analysis window and parameter overrides.
 type Options struct {
 	Since, Until *time.Time

@@ -22,7 +22,9 @@ type analyzeFlags struct {
 	since  string
 	until  string
 	failOn string
-	output *outputFlag
+	// namespaces keeps only findings about objects in these namespaces (none: all)
+	namespaces []string
+	output     *outputFlag
 }
 
 func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
@@ -32,6 +34,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringVar(&f.since, "since", "", "analyse from this time: RFC3339 (2026-11-21T04:00:00Z) or a duration before now (2h, 30m)")
 	fs.StringVar(&f.until, "until", "", "analyse up to this time: RFC3339 or a duration before now")
 	fs.StringVar(&f.failOn, "fail-on", "", "exit with code 3 when a finding has this severity or higher: info, warning or critical")
+	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
 	f.output = addOutputFlag(fs, "table", analyze.Formats...)
 }
 
@@ -133,6 +136,9 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 		return nil, err
 	}
 	rep.Version = Version
+	if len(f.namespaces) > 0 {
+		rep.KeepNamespaces(f.namespaces)
+	}
 	if err := f.output.emit(w, func(w io.Writer) error { return analyze.WriteContext(ctx, w, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
