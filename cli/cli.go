@@ -152,11 +152,11 @@ func (c *commonFlags) addDB(fs *pflag.FlagSet, e *env, help string) {
 	fs.StringVar(&c.db, "db", def, help+" (default from $KUBESIFT_DB, else "+DefaultDB+")")
 }
 
-// parse parses args, printing usage for -h and turning flag errors into usage errors.
+// parse parses args (pflag prints the usage for -h itself) and turns flag errors into usage
+// errors.
 func parse(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
 			return err
 		}
 		return usageError{err}

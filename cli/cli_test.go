@@ -130,8 +130,9 @@ func TestExitCodesAndUsage(t *testing.T) {
 			t.Errorf("kubesift %v: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.msg)
 		}
 	}
-	if r := runCLI(t, "ingest", "-h"); !strings.Contains(r.stdout, "--max-line-bytes") || !strings.Contains(r.stdout, "--quiet") {
-		t.Errorf("ingest -h does not document its flags: %q", r.stdout)
+	if r := runCLI(t, "ingest", "-h"); !strings.Contains(r.stdout, "--max-line-bytes") || !strings.Contains(r.stdout, "--quiet") ||
+		strings.Count(r.stdout, "Usage:") != 1 {
+		t.Errorf("ingest -h does not document its flags once: %q", r.stdout)
 	}
 }
 

@@ -61,6 +61,9 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts [][2]a
 		gauge("kubesift_last_success_timestamp_seconds", "When the last run that did not fail finished (Unix time).")
 		fmt.Fprintf(&b, "kubesift_last_success_timestamp_seconds %d\n", lastSuccess.Unix())
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubesift-metrics-*")
 	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)

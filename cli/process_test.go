@@ -136,7 +136,7 @@ func TestCronJobFlow(t *testing.T) {
 	logs := filepath.Join(dir, "audit")
 	os.MkdirAll(logs, 0o755)
 	db := filepath.Join(dir, "k.duckdb")
-	metrics := filepath.Join(dir, "kubesift.prom")
+	metrics := filepath.Join(dir, "metrics", "kubesift.prom") // the directory does not exist yet
 	real := strings.SplitAfter(string(readAll(t, realAuditLog)), "\n")
 	real = real[:len(real)-1]
 	live := filepath.Join(logs, "audit.log")
