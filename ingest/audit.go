@@ -35,7 +35,7 @@ func (in *Ingester) loadAudit(ctx context.Context, conn *sql.Conn, src *source, 
 	defer cancel()
 
 	ch := make(chan arrow.RecordBatch, 2)
-	deriver := newEndpointDeriver(ctx, conn, src.Name, st.LoadID, !in.opt.NoAuditEndpoints)
+	deriver := newEndpointDeriver(ctx, conn, src.Name, st.LoadID, !in.opt.NoAuditEndpoints, in.db.TempDir())
 	defer deriver.stop()
 	var goRejects []rejected
 	var readErr error

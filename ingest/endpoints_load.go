@@ -120,9 +120,9 @@ type deriveResult struct {
 }
 
 // newEndpointDeriver starts a deriver; a disabled one ignores every event.
-func newEndpointDeriver(ctx context.Context, conn *sql.Conn, file string, loadID int64, enabled bool) *endpointDeriver {
+func newEndpointDeriver(ctx context.Context, conn *sql.Conn, file string, loadID int64, enabled bool, spillDir string) *endpointDeriver {
 	w := newRowWriter(ctx, conn)
-	w.hold()
+	w.hold(spillDir)
 	d := &endpointDeriver{
 		enabled: enabled,
 		sink:    &objectSink{w: w, source: "audit", file: file, loadID: loadID},

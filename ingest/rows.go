@@ -29,14 +29,15 @@ const rowBatchSize = 64 << 10
 // one by one through database/sql. Inserts run on a goroutine of their own, one at a time and
 // in order, while the caller goes on parsing into the next batch.
 type rowWriter struct {
-	ctx     context.Context
-	conn    *sql.Conn
-	tables  map[string]*tableBatch
-	counts  map[string]int64
-	pending chan pendingBatch
-	done    chan error
-	held    map[string]*spill // batches kept back on disk while the connection is busy (see hold)
-	holding bool
+	ctx      context.Context
+	conn     *sql.Conn
+	tables   map[string]*tableBatch
+	counts   map[string]int64
+	pending  chan pendingBatch
+	done     chan error
+	held     map[string]*spill // batches kept back on disk while the connection is busy (see hold)
+	holding  bool
+	spillDir string
 }
 
 // spill is a temporary Arrow IPC stream of one table's held batches.
@@ -107,9 +108,9 @@ func (w *rowWriter) append(table string, values ...any) error {
 }
 
 // hold keeps batches back instead of inserting them, for rows produced while the connection
-// runs another statement; release inserts them. Held batches go to a temporary file, so their
-// number does not weigh on memory.
-func (w *rowWriter) hold() { w.holding = true }
+// runs another statement; release inserts them. Held batches go to a temporary file in dir
+// (the system's when empty), so their number does not weigh on memory.
+func (w *rowWriter) hold(dir string) { w.holding, w.spillDir = true, dir }
 
 // keep writes a held batch to its table's spill file.
 func (w *rowWriter) keep(table string, rec arrow.RecordBatch) error {
@@ -119,7 +120,12 @@ func (w *rowWriter) keep(table string, rec arrow.RecordBatch) error {
 	}
 	sp, ok := w.held[table]
 	if !ok {
-		f, err := os.CreateTemp("", "kubesift-held-"+table+"-*.arrow")
+		if w.spillDir != "" {
+			if err := os.MkdirAll(w.spillDir, 0o700); err != nil {
+				return fmt.Errorf("holding %s rows: %w", table, err)
+			}
+		}
+		f, err := os.CreateTemp(w.spillDir, "kubesift-held-"+table+"-*.arrow")
 		if err != nil {
 			return fmt.Errorf("holding %s rows: %w", table, err)
 		}

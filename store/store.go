@@ -78,7 +78,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 			mode = ", READ_ONLY"
 		}
 		setup = append(setup,
-			"SET temp_directory = "+quote(path+".tmp"),
+			"SET temp_directory = "+quote(path+".tmp"), // TempDir
 			fmt.Sprintf("ATTACH %s AS kubesift (ROW_GROUP_SIZE %d%s)", quote(path), rowGroupRows, mode))
 		perConn = []string{"USE kubesift"}
 	}
@@ -118,6 +118,15 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// TempDir is where temporary files of this database go: DuckDB's spill directory next to a
+// database file (writable wherever the database is), "" (the system's) for an in-memory one.
+func (db *DB) TempDir() string {
+	if db.Path == InMemory {
+		return ""
+	}
+	return db.Path + ".tmp"
 }
 
 // quote makes s a SQL string literal.
