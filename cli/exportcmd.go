@@ -14,30 +14,12 @@ import (
 	"github.com/kubesift/kubesift/tabular"
 )
 
-// exportTimeColumn names the column --since/--until filter each table on; tables not listed use
-// captured_at when they have it, else are exported whole.
-var exportTimeColumn = map[string]string{
-	"audit_events":  "stage_at",
-	"kernel_events": "at",
-	"ingest_files":  "started_at",
-}
-
-func timeColumn(t store.Table) string {
-	if c, ok := exportTimeColumn[t.Name]; ok {
-		return c
-	}
-	if slices.Contains(t.ColumnNames(), "captured_at") {
-		return "captured_at"
-	}
-	return ""
-}
-
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs, c := newFlags(e, "export", "-o csv|xlsx|parquet --out DIR|FILE",
 		"Export the normalized tables for a notebook or a spreadsheet: -o csv and -o parquet write\n"+
 			"DIR/<table>.csv|.parquet (DIR is created if missing), -o xlsx one workbook FILE with a sheet\n"+
 			"per table. Without --table, every table that has rows. --since/--until keep the rows whose\n"+
-			"time is in the window: audit_events.stage_at, kernel_events.at, ingest_files.started_at and\n"+
+			"time is in the window: audit_events.stage_at, ingest_files.finished_at, runs.started_at and\n"+
 			"captured_at elsewhere (rows without a time are left out); ingest_errors has no time and is\n"+
 			"exported whole.\n\n"+
 			"Examples:\n"+
@@ -99,8 +81,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	queries := make([]string, len(chosen))
 	var whole []string
 	for i, t := range chosen {
-		queries[i] = "SELECT * FROM " + t.Name + windowWhere(timeColumn(t), since, until)
-		if (since != nil || until != nil) && timeColumn(t) == "" {
+		queries[i] = "SELECT * FROM " + t.Name + windowWhere(store.TimeColumn(t.Name), since, until)
+		if (since != nil || until != nil) && store.TimeColumn(t.Name) == "" {
 			whole = append(whole, t.Name)
 		}
 	}
