@@ -63,7 +63,7 @@ func TestIncrementalGrowRotateTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendTo(part(2000, 2500))
-	res = ingestFiles(t, db, Options{}, dir)
+	ingestFiles(t, db, Options{}, dir)
 	check("rotated, new file started", 2500)
 	if got := queryInts(t, db, "SELECT min(source_line) FROM audit_events WHERE source_file = $1", rotated); len(got) != 1 || got[0] != 1501 {
 		t.Errorf("the rotated file was read from line %v, want 1501 (where the last load stopped)", got)

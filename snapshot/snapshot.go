@@ -112,8 +112,9 @@ func Kinds() []string {
 var kinds = []kindSpec{
 	{file: "endpoints", kind: "Endpoints", resource: "endpoints",
 		list: func(ctx context.Context, c kubernetes.Interface, ns string, opts metav1.ListOptions) (page, error) {
-			//lint:ignore SA1019 Endpoints are what legacy leader election and older controllers still write.
-			l, err := c.CoreV1().Endpoints(ns).List(ctx, opts) //nolint:staticcheck
+			// Endpoints are deprecated in v1.33+, but legacy leader election and older controllers
+			// still write them, and they are what this snapshot is for.
+			l, err := c.CoreV1().Endpoints(ns).List(ctx, opts)
 			if err != nil {
 				return page{}, err
 			}

@@ -18,7 +18,6 @@ type textParser struct {
 	format Format
 	save   bool
 
-	entry Entry
 	event Event
 
 	join []byte
