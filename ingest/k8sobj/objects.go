@@ -202,12 +202,7 @@ func (e *emitter) endpoints(ep *corev1.Endpoints, o Origin, deleted bool) error 
 				if a.NodeName != nil {
 					r.Node = *a.NodeName
 				}
-				if a.TargetRef != nil {
-					r.TargetKind, r.TargetName = a.TargetRef.Kind, a.TargetRef.Name
-					if a.TargetRef.Kind == KindPod {
-						r.Pod = a.TargetRef.Name
-					}
-				}
+				r.setTarget(a.TargetRef)
 				r.Ports = ports
 				if err := e.row(r); err != nil {
 					return err
@@ -354,12 +349,7 @@ func (e *emitter) endpointSlice(s *discv1.EndpointSlice, o Origin, deleted bool)
 			if ep.Zone != nil {
 				r.Zone = *ep.Zone
 			}
-			if ep.TargetRef != nil {
-				r.TargetKind, r.TargetName = ep.TargetRef.Kind, ep.TargetRef.Name
-				if ep.TargetRef.Kind == KindPod {
-					r.Pod = ep.TargetRef.Name
-				}
-			}
+			r.setTarget(ep.TargetRef)
 			r.Ports = ports
 			if err := e.row(r); err != nil {
 				return err
@@ -620,4 +610,15 @@ func (e *emitter) pod(p *corev1.Pod, o Origin, deleted bool) error {
 		}
 	}
 	return nil
+}
+
+// setTarget fills the target columns from an address's targetRef (Endpoints and slices alike).
+func (r *EndpointAddress) setTarget(ref *corev1.ObjectReference) {
+	if ref == nil {
+		return
+	}
+	r.TargetKind, r.TargetName = ref.Kind, ref.Name
+	if ref.Kind == KindPod {
+		r.Pod = ref.Name
+	}
 }
