@@ -49,7 +49,6 @@ func verbs() []verb {
 		{"rules", "list the rules, or show one", runRules},
 		{"timeline", "everything known about one object, in time order", runTimeline},
 		{"schema", "document every table and column", runSchema},
-		{"bench", "measure audit ingestion against DuckDB's read_ndjson", runBench},
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},
 		{"export", "export the tables to csv, xlsx or parquet", runExport},
 		{"version", "print the version", runVersion},

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubesift/kubesift/ingest/auditgen"
+	"github.com/kubesift/kubesift/internal/auditgen"
 )
 
 // kubesift returns the CLI as a child process (this test binary re-executed, see TestMain).
@@ -53,11 +53,11 @@ func startHoldingIngest(t *testing.T, db string, partial []byte) (*exec.Cmd, io.
 
 func generated(t *testing.T, events int) []byte {
 	t.Helper()
-	data, _, err := auditgen.GenerateBytes(auditgen.Options{Seed: 7, MaxEvents: int64(events), LargeBodyFraction: -1})
-	if err != nil {
+	var data bytes.Buffer
+	if _, err := auditgen.Generate(&data, auditgen.Options{Seed: 7, MaxEvents: int64(events), LargeBodyFraction: -1}); err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return data.Bytes()
 }
 
 // TestSecondProcessGetsClearError: while one process writes, another gets "in use", not a hang.

@@ -7,18 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubesift/kubesift/ingest/auditgen"
+	"github.com/kubesift/kubesift/internal/auditgen"
 )
 
 // TestIncrementalGrowRotateTruncate follows an audit log the way a CronJob sees it: it grows
 // (with a half-written last line), is rotated away while a new one starts, is compressed, and
 // is truncated. Every event must be loaded exactly once: no duplicates, no gaps, no errors.
 func TestIncrementalGrowRotateTruncate(t *testing.T) {
-	data, _, err := auditgen.GenerateBytes(auditgen.Options{Seed: 3, MaxEvents: 3000, LargeBodyFraction: -1})
-	if err != nil {
+	var data bytes.Buffer
+	if _, err := auditgen.Generate(&data, auditgen.Options{Seed: 3, MaxEvents: 3000, LargeBodyFraction: -1}); err != nil {
 		t.Fatal(err)
 	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines := bytes.SplitAfter(data.Bytes(), []byte("\n"))
 	lines = lines[:len(lines)-1]
 	part := func(from, to int) []byte { return bytes.Join(lines[from:to], nil) }
 	dir := t.TempDir()

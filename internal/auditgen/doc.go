@@ -24,7 +24,6 @@
 // Output is a pure function of Options: the same Seed and Options give the
 // same bytes.
 //
-// WriteGzip and InjectMalformed produce the variants ingestion tests need:
-// single- and multi-member gzip, and files with malformed lines at known line
-// numbers.
+// It feeds ingestion tests and cmd/kubesift-bench; it is not part of the
+// kubesift binary.
 package auditgen

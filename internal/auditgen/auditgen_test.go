@@ -3,10 +3,8 @@ package auditgen
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -354,116 +352,6 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-func TestWriteGzip(t *testing.T) {
-	data, _ := generate(t, Options{Seed: 5, TargetBytes: 3 << 20})
-	for _, members := range []int{1, 4} {
-		var z bytes.Buffer
-		if err := WriteGzip(&z, data, members); err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(z.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(zr)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("members=%d: round trip failed: %v", members, err)
-		}
-		// Count members; each must end at a line boundary.
-		br := bufio.NewReader(bytes.NewReader(z.Bytes()))
-		zr2, err := gzip.NewReader(br)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for {
-			zr2.Multistream(false)
-			b, err := io.ReadAll(zr2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(b) == 0 || b[len(b)-1] != '\n' {
-				t.Fatalf("member %d does not end at a line boundary", n)
-			}
-			n++
-			if err := zr2.Reset(br); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n != members {
-			t.Fatalf("members: got %d want %d", n, members)
-		}
-	}
-}
-
-func TestInjectMalformed(t *testing.T) {
-	data, st := generate(t, Options{Seed: 11, MaxEvents: 200})
-	inj := []Injection{
-		{Line: 1, Damage: SyslogPrefixed},
-		{Line: 5, Damage: Truncated},
-		{Line: 10, Damage: Garbage, Insert: true},
-		{Line: 10, Damage: NotAnEvent},
-		{Line: 50, Damage: NotAnEvent, Insert: true},
-		{Line: 77, Damage: SyslogPrefixed, Insert: true},
-		{Line: 120, Damage: Garbage},
-		{Line: 200, Damage: Truncated, Insert: true},
-	}
-	var out bytes.Buffer
-	res, err := InjectMalformed(&out, data, inj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ls := lines(out.Bytes())
-	if len(ls) != res.Lines || res.Lines != int(st.Events)+4 {
-		t.Fatalf("lines %d, result %d, events %d", len(ls), res.Lines, st.Events)
-	}
-	// Classify every output line independently and compare.
-	var bad, prefixed []int
-	good := 0
-	for i, l := range ls {
-		n := i + 1
-		body := l
-		if j := bytes.Index(l, []byte(": {")); j > 0 && l[0] != '{' {
-			body = l[j+2:]
-			prefixed = append(prefixed, n)
-		}
-		var e auditv1.Event
-		if err := decodeStrict(body, &e); err != nil || e.Kind != "Event" || e.AuditID == "" {
-			bad = append(bad, n)
-			continue
-		}
-		good++
-	}
-	wantBad := []int{5, 10, 11, 51, 123, 203}
-	wantPrefixed := []int{1, 79}
-	if !equalInts(res.Bad, wantBad) || !equalInts(bad, wantBad) {
-		t.Fatalf("bad lines: result %v, classified %v, want %v", res.Bad, bad, wantBad)
-	}
-	if !equalInts(res.Prefixed, wantPrefixed) || !equalInts(prefixed, wantPrefixed) {
-		t.Fatalf("prefixed lines: result %v, classified %v, want %v", res.Prefixed, prefixed, wantPrefixed)
-	}
-	if res.GoodEvents != good || res.LostEvents != 3 || good != int(st.Events)-3+1 {
-		t.Fatalf("good %d (counted %d), lost %d", res.GoodEvents, good, res.LostEvents)
-	}
-	if _, err := InjectMalformed(io.Discard, data, []Injection{{Line: 201, Damage: Garbage}}); err == nil {
-		t.Fatal("injection past the end accepted")
-	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func BenchmarkGenerate(b *testing.B) {
 	const size = 256 << 20
 	b.SetBytes(size)
@@ -477,36 +365,4 @@ func BenchmarkGenerate(b *testing.B) {
 		events += st.Events
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-}
-
-// TestWriteFile writes a generated file for benchmarks and manual
-// inspection when AUDITGEN_OUT is set, e.g.
-//
-//	AUDITGEN_OUT=/tmp/audit-1g.log AUDITGEN_BYTES=1000000000 go test -run WriteFile ./ingest/auditgen
-func TestWriteFile(t *testing.T) {
-	path := os.Getenv("AUDITGEN_OUT")
-	if path == "" {
-		t.Skip("AUDITGEN_OUT not set")
-	}
-	size, _ := strconv.ParseInt(os.Getenv("AUDITGEN_BYTES"), 10, 64)
-	if size <= 0 {
-		size = 1e9
-	}
-	large, _ := strconv.ParseFloat(os.Getenv("AUDITGEN_LARGE"), 64)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	st, err := Generate(f, Options{Seed: 1, TargetBytes: size, LargeBodyFraction: large})
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := time.Since(t0)
-	t.Logf("%s: %d bytes, %d events in %v (%.0f MB/s, %.0f events/s)", path, st.Bytes, st.Events, d.Round(time.Millisecond),
-		float64(st.Bytes)/1e6/d.Seconds(), float64(st.Events)/d.Seconds())
-	t.Logf("stats: %+v", st)
 }

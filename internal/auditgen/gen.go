@@ -1,7 +1,6 @@
 package auditgen
 
 import (
-	"bytes"
 	"container/heap"
 	"errors"
 	"io"
@@ -88,16 +87,6 @@ type Stats struct {
 	FirstTimestamp      time.Time // stageTimestamp of the first and last events
 	LastTimestamp       time.Time
 	LastResourceVersion int64 // highest resourceVersion handed out
-}
-
-// GenerateBytes is Generate into memory.
-func GenerateBytes(opt Options) ([]byte, Stats, error) {
-	var b bytes.Buffer
-	if opt.TargetBytes > 0 && opt.TargetBytes < 1<<30 {
-		b.Grow(int(opt.TargetBytes))
-	}
-	st, err := Generate(&b, opt)
-	return b.Bytes(), st, err
 }
 
 var errStop = errors.New("auditgen: target reached")

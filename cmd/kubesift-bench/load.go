@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the duckdb driver of the baseline loads
+)
+
+// baselineColumns are the audit event's top-level fields as read_ndjson would read them
+// with explicit columns: the bare DuckDB load kubesift's ingestion is measured against.
+const baselineColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR', auditID: 'VARCHAR', stage: 'VARCHAR',
+ requestURI: 'VARCHAR', verb: 'VARCHAR', user: 'STRUCT(username VARCHAR, uid VARCHAR, groups VARCHAR[])',
+ impersonatedUser: 'STRUCT(username VARCHAR)', sourceIPs: 'VARCHAR[]', userAgent: 'VARCHAR',
+ objectRef: 'STRUCT(resource VARCHAR, namespace VARCHAR, name VARCHAR, uid VARCHAR, apiGroup VARCHAR, apiVersion VARCHAR, resourceVersion VARCHAR, subresource VARCHAR)',
+ responseStatus: 'STRUCT(code INTEGER, status VARCHAR, reason VARCHAR, message VARCHAR)',
+ requestObject: 'JSON', responseObject: 'JSON', requestReceivedTimestamp: 'TIMESTAMPTZ', stageTimestamp: 'TIMESTAMPTZ',
+ annotations: 'MAP(VARCHAR, VARCHAR)'}`
+
+// timeBaseline loads path with read_ndjson into a new table of a new database file.
+func timeBaseline(ctx context.Context, dbPath, path string) (time.Duration, error) {
+	db, err := sql.Open("duckdb", dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = db.ExecContext(ctx, "CREATE TABLE baseline AS SELECT * FROM read_ndjson($1, columns = "+baselineColumns+")", path)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "CHECKPOINT")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("baseline read_ndjson of %s: %w", path, err)
+	}
+	return time.Since(start), nil
+}
+
+// timeLinesBaseline loads path's lines into one VARCHAR column of a new database file table.
+func timeLinesBaseline(ctx context.Context, dbPath, path string) (time.Duration, error) {
+	db, err := sql.Open("duckdb", dbPath)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = db.ExecContext(ctx, `CREATE TABLE baseline AS SELECT * FROM read_csv($1, columns = {'line': 'VARCHAR'},
+		delim = '\x1f', quote = '', escape = '', header = false, auto_detect = false)`, path)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "CHECKPOINT")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("baseline read_csv of %s: %w", path, err)
+	}
+	return time.Since(start), nil
+}
+
+// timeIngest runs `kubesift ingest args...` in a child process (this program, see kubesiftArg)
+// for its wall time and peak RSS. The peak is the child's VmHWM, sampled until it exits: the rusage of a child would
+// also count the memory of this process at fork time.
+func timeIngest(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
+	path := args[len(args)-1]
+	cmd := exec.CommandContext(ctx, self, append([]string{kubesiftArg, "ingest"}, args...)...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = os.Environ()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+childMemoryLimit)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return 0, 0, fmt.Errorf("kubesift ingest %s: %w", path, err)
+			}
+			return time.Since(start), peak, nil
+		case <-tick.C:
+			if hwm := vmHWM(cmd.Process.Pid); hwm > peak {
+				peak = hwm
+			}
+		}
+	}
+}
+
+// vmHWM returns the peak resident set size of a running process in bytes (0 if unknown).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func removeDB(path string) {
+	os.Remove(path)
+	os.Remove(path + ".wal")
+}
