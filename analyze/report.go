@@ -16,11 +16,6 @@ import (
 // Formats lists the report formats.
 var Formats = []string{"table", "wide", "json", "ndjson", "csv", "xlsx", "parquet", "markdown"}
 
-// Write renders rep in format (see Formats).
-func Write(w io.Writer, rep *Report, format string) error {
-	return WriteContext(context.Background(), w, rep, format)
-}
-
 // WriteContext renders rep in format; ctx bounds the Parquet writer's DuckDB.
 func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) error {
 	switch format {

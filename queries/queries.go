@@ -5,7 +5,6 @@ package queries
 import (
 	"embed"
 	"io/fs"
-	"strings"
 )
 
 //go:embed *.sql
@@ -18,16 +17,4 @@ func SQL(id string) (string, bool) {
 		return "", false
 	}
 	return string(b), true
-}
-
-// IDs lists the rules that have a query, sorted.
-func IDs() []string {
-	entries, _ := fs.ReadDir(files, ".")
-	var ids []string
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".sql"); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }

@@ -67,16 +67,6 @@ type Result struct {
 	Pruned []string // files of earlier snapshots removed by Options.Keep
 }
 
-// Objects returns the number of objects written of kind.
-func (r *Result) Objects(kind string) int {
-	for _, f := range r.Files {
-		if f.Kind == kind {
-			return f.Objects
-		}
-	}
-	return 0
-}
-
 // page is one list response, its items ready to be written.
 type page struct {
 	items []any
@@ -98,15 +88,6 @@ func (k kindSpec) qualified() string {
 		return k.resource
 	}
 	return k.resource + "." + k.group
-}
-
-// Kinds lists the kinds in a snapshot, in the order they are listed and written.
-func Kinds() []string {
-	var out []string
-	for _, k := range kinds {
-		out = append(out, k.kind)
-	}
-	return out
 }
 
 var kinds = []kindSpec{

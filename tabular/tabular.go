@@ -140,12 +140,3 @@ func JSONValue(v any, isJSON bool) ([]byte, error) {
 	}
 	return json.Marshal(Plain(v))
 }
-
-// IsNumber reports whether v is a Go number (what spreadsheets should see as a number).
-func IsNumber(v any) bool {
-	switch v.(type) {
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
-		return true
-	}
-	return false
-}

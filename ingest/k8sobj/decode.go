@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -730,14 +729,4 @@ func DecodeObject(body []byte, opt ObjectOptions, h Handler) error {
 		return he.err
 	}
 	return err
-}
-
-// KindsSorted returns the kinds of s.Kinds sorted, for stable reports.
-func (s Stats) KindsSorted() []string {
-	ks := make([]string, 0, len(s.Kinds))
-	for k := range s.Kinds {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
