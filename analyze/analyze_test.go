@@ -3,18 +3,16 @@ package analyze
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
-
-var update = flag.Bool("update", false, "rewrite samples/*/findings.golden")
 
 // TestMain runs from the repository root, so that evidence names files as users see them
 // (samples/flapping/audit.log).
@@ -67,7 +65,7 @@ func scenarios(t *testing.T) []string {
 }
 
 // TestScenarioGoldens runs every rule on every recorded scenario and compares the findings
-// with samples/<scenario>/findings.golden (rewrite with -update). It also checks that every rule
+// with samples/<scenario>/findings.golden (UPDATE_GOLDENS=1 rewrites them). It also checks that every rule
 // fires on some scenario and that nothing fires on samples/healthy.
 func TestScenarioGoldens(t *testing.T) {
 	rs := builtin(t)
@@ -85,23 +83,10 @@ func TestScenarioGoldens(t *testing.T) {
 				t.Errorf("healthy: %d findings, first %s on %s/%s: %s", len(rep.Findings), rep.Findings[0].Rule, rep.Findings[0].Namespace, rep.Findings[0].Name, rep.Findings[0].Summary)
 			}
 			var got bytes.Buffer
-			if err := Write(&got, rep, "json"); err != nil {
+			if err := WriteContext(context.Background(), &got, rep, "json"); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("samples", sc, "findings.golden")
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -tags duckdb_arrow ./analyze -update writes it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("findings differ from %s (rerun with -update if intended):\n%s", path, got.String())
-			}
+			testutil.Golden(t, filepath.Join("samples", sc, "findings.golden"), got.Bytes())
 		})
 	}
 	for _, r := range rs {

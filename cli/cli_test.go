@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/kubesift/kubesift/internal/testutil"
+)
 
 // TestMain lets tests run the real CLI in a child process (the test binary re-executed with
 // KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
@@ -42,20 +41,7 @@ func runCLI(t *testing.T, args ...string) result {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -tags duckdb_arrow ./cli -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func loadedDB(t *testing.T) string {
@@ -212,16 +198,7 @@ func TestSchemaDocIsCurrent(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatal(r)
 	}
-	path := "../docs/schema.md"
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		os.WriteFile(path, []byte(r.stdout), 0o644)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil || string(want) != r.stdout {
-		t.Errorf("docs/schema.md is not what 'kubesift schema' prints; run go test -tags duckdb_arrow ./cli -update")
-	}
+	testutil.Golden(t, "../docs/schema.md", []byte(r.stdout))
 }
 
 func TestProgressBarOnlyOnTerminal(t *testing.T) {

@@ -3,8 +3,6 @@ package k8sobj
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,14 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubesift/kubesift/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated testdata fixtures")
-
-// The YAML fixtures are printed with sigs.k8s.io/yaml, as kubectl does. It is only needed to
-// regenerate them, so it is behind a build tag:
-//
-//	go test -tags k8sobj_fixturegen -run TestFixturesUpToDate -update .
 
 // The fixtures are built from the real k8s.io/api types and printed the way kubectl prints them:
 // -o json sorts keys and indents by four spaces; -o yaml sorts keys and indents by two.
@@ -291,31 +285,22 @@ func fixtures(t testing.TB) map[string][]byte {
 	bl := leaderEndpoints()
 	bl.Annotations[LeaderAnnotation] = "not json"
 	f["badleader.bad.json"] = kubectlJSON(t, generic(t, bl))
-	if !yamlGen {
-		for name := range f {
-			if strings.HasSuffix(name, ".yaml") {
-				delete(f, name)
-			}
-		}
-	}
 	return f
 }
 
+// TestFixturesUpToDate: testdata/ holds what the fixtures above print (UPDATE_GOLDENS=1
+// rewrites it).
 func TestFixturesUpToDate(t *testing.T) {
 	for name, want := range fixtures(t) {
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -run TestFixturesUpToDate -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("testdata/%s is stale: run go test -run TestFixturesUpToDate -update", name)
-		}
+		testutil.Golden(t, filepath.Join("testdata", name), want)
 	}
+}
+
+func kubectlYAML(t testing.TB, v any) []byte {
+	// kubectl -o yaml prints through sigs.k8s.io/yaml: JSON, then YAML with sorted keys.
+	b, err := sigsyaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,7 +1,6 @@
 package k8sobj
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,23 +46,6 @@ func decodeFile(t testing.TB, name string) (Stats, *collector) {
 		t.Fatalf("Decode(%s): %v", name, err)
 	}
 	return st, c
-}
-
-func TestDumpFixtures(t *testing.T) {
-	if os.Getenv("K8SOBJ_DUMP") == "" {
-		t.Skip("set K8SOBJ_DUMP=1 to print what each fixture decodes to")
-	}
-	files, _ := filepath.Glob("testdata/*")
-	for _, f := range files {
-		st, c := decodeFile(t, filepath.Base(f))
-		fmt.Printf("== %s %+v\n", f, st)
-		for _, r := range c.rows {
-			fmt.Printf("   %s %v\n", r.Table(), r.Values())
-		}
-		for _, b := range c.bad {
-			fmt.Printf("   BAD %+v\n", b)
-		}
-	}
 }
 
 func readFixture(t testing.TB, name string) []byte {
