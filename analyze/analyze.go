@@ -25,8 +25,10 @@ type Finding struct {
 	FirstSeen time.Time       `json:"first_seen"`
 	LastSeen  time.Time       `json:"last_seen"`
 	Count     int64           `json:"count"`
-	Summary   string          `json:"summary"`
+	Summary   string          `json:"summary"` // the rule's summary template rendered with Facts
 	Evidence  json.RawMessage `json:"evidence"`
+	// Facts are the typed values the query returned for the summary (its facts column).
+	Facts map[string]any `json:"-"`
 }
 
 // EvidenceCount returns the number of items in the evidence list.
@@ -43,7 +45,19 @@ type Outcome struct {
 	Rule      rules.Rule
 	Evaluated bool
 	Reason    string // why it was not evaluated
+	Err       error  // the rule's failure (its query failed or broke the contract); the other rules still ran
 	Findings  int
+}
+
+// Failed returns the outcomes of the rules that failed.
+func (rep *Report) Failed() []Outcome {
+	var failed []Outcome
+	for _, o := range rep.Outcomes {
+		if o.Err != nil {
+			failed = append(failed, o)
+		}
+	}
+	return failed
 }
 
 // Report is the result of an analysis.
@@ -84,8 +98,9 @@ type Options struct {
 	Set map[string]map[string]any
 }
 
-// Run evaluates rs over db. A rule whose input tables are all empty is not evaluated; a rule
-// whose query fails or breaks the column contract makes Run fail, naming the rule.
+// Run evaluates rs over db. A rule whose input tables are all empty is not evaluated. A rule
+// whose query fails or breaks the column contract is reported with its error (Outcome.Err) and
+// the other rules still run; Run itself fails only when the database cannot be read at all.
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
 	conn, err := db.Sandboxed(ctx)
 	if err != nil {
@@ -100,18 +115,24 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		out := Outcome{Rule: r}
 		empty, err := emptyInputs(ctx, conn, r.Inputs)
 		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+			out.Err = err
+			out.Reason = "failed: " + err.Error()
+			rep.Outcomes = append(rep.Outcomes, out)
+			continue
 		}
 		if len(empty) == len(r.Inputs) {
 			out.Reason = "no " + evidenceKinds(empty) + " data"
 			rep.Outcomes = append(rep.Outcomes, out)
 			continue
 		}
-		out.Evaluated = true
 		findings, err := runRule(ctx, conn, r, opt)
 		if err != nil {
-			return nil, fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+			out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+			out.Reason = "failed: " + err.Error()
+			rep.Outcomes = append(rep.Outcomes, out)
+			continue
 		}
+		out.Evaluated = true
 		out.Findings = len(findings)
 		rep.Findings = append(rep.Findings, findings...)
 		rep.Outcomes = append(rep.Outcomes, out)
@@ -202,8 +223,23 @@ func Args(r rules.Rule, opt Options) []any {
 	return append(args, sql.Named("since", since), sql.Named("until", until))
 }
 
+// summaryData is what a rule's summary template sees.
+type summaryData struct {
+	Finding
+	Params map[string]any
+}
+
 func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]Finding, error) {
-	rows, err := conn.QueryContext(ctx, r.SQL, Args(r, opt)...)
+	tmpl, err := rules.SummaryTemplate(r.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	args := Args(r, opt)
+	params := map[string]any{}
+	for _, a := range args {
+		params[a.(sql.NamedArg).Name] = a.(sql.NamedArg).Value
+	}
+	rows, err := conn.QueryContext(ctx, r.SQL, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +254,10 @@ func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]
 	var out []Finding
 	for rows.Next() {
 		var f Finding
-		var severity, namespace, name, subject, summary sql.NullString
+		var severity, namespace, name, subject sql.NullString
 		var first, last sql.NullTime
-		var count, evidence any
-		if err := rows.Scan(&f.Rule, &severity, &namespace, &name, &subject, &first, &last, &count, &summary, &evidence); err != nil {
+		var count, facts, evidence any
+		if err := rows.Scan(&f.Rule, &severity, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
 			return nil, err
 		}
 		if f.Rule != r.ID {
@@ -230,7 +266,7 @@ func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]
 		if f.Severity, err = rules.ParseSeverity(severity.String); err != nil {
 			return nil, err
 		}
-		f.Namespace, f.Name, f.Subject, f.Summary = namespace.String, name.String, subject.String, summary.String
+		f.Namespace, f.Name, f.Subject = namespace.String, name.String, subject.String
 		f.FirstSeen, f.LastSeen = first.Time.UTC(), last.Time.UTC()
 		switch c := count.(type) {
 		case int64:
@@ -242,6 +278,19 @@ func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]
 		default:
 			return nil, fmt.Errorf("count is %T, want an integer", count)
 		}
+		switch v := facts.(type) {
+		case nil:
+			f.Facts = map[string]any{}
+		case map[string]any:
+			f.Facts = v
+		default:
+			return nil, fmt.Errorf("facts is %T, want a struct", facts)
+		}
+		var summary strings.Builder
+		if err := tmpl.Execute(&summary, summaryData{f, params}); err != nil {
+			return nil, fmt.Errorf("summary of %s: %w", object(f), err)
+		}
+		f.Summary = summary.String()
 		if f.Evidence, err = evidenceJSON(evidence); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -127,7 +128,10 @@ func TestRulesOnEmptyTables(t *testing.T) {
 			got = append(got, ct.DatabaseTypeName())
 		}
 		rows.Close()
-		want := []string{"VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "TIMESTAMPTZ", "TIMESTAMPTZ", "BIGINT", "VARCHAR", "JSON"}
+		want := []string{"VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "TIMESTAMPTZ", "TIMESTAMPTZ", "BIGINT", "STRUCT", "JSON"}
+		if len(got) == len(want) && strings.HasPrefix(got[8], "STRUCT") {
+			got[8] = "STRUCT" // its fields are the rule's own
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s column types %v, want %v", r.ID, got, want)
 		}
@@ -145,5 +149,42 @@ func TestRulesOnEmptyTables(t *testing.T) {
 		if o.Evaluated || o.Reason == "" {
 			t.Errorf("%s on an empty database: evaluated %v, reason %q", o.Rule.ID, o.Evaluated, o.Reason)
 		}
+	}
+}
+
+// TestFailingRuleKeepsTheOthers: a rule whose query fails is reported with its error; the rules
+// before and after it still run and keep their findings.
+func TestFailingRuleKeepsTheOthers(t *testing.T) {
+	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad')"); err != nil {
+		t.Fatal(err)
+	}
+	rule := func(id, sql string) rules.Rule {
+		return rules.Rule{ID: id, Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "{{.Facts.reason}} in {{.Name}}",
+			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS namespace, source_file AS name, '' AS subject, " +
+				"now() AS first_seen, now() AS last_seen, CAST(" + sql + " AS BIGINT) AS count, struct_pack(reason := reason) AS facts, " +
+				"to_json([line]) AS evidence FROM ingest_errors WHERE $since IS NULL AND $until IS NULL"}
+	}
+	rs := []rules.Rule{rule("a-ok", "line"), rule("b-broken", "error('out of memory')"), rule("c-ok", "line")}
+	rep, err := Run(context.Background(), db, rs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 2 || rep.Findings[0].Summary != "bad in a.log" {
+		t.Errorf("findings %+v, want a-ok and c-ok", rep.Findings)
+	}
+	failed := rep.Failed()
+	if len(failed) != 1 || failed[0].Rule.ID != "b-broken" || !strings.Contains(failed[0].Err.Error(), "out of memory") || failed[0].Evaluated {
+		t.Fatalf("failed outcomes %+v", failed)
+	}
+	var table, js bytes.Buffer
+	Write(&table, rep, "table")
+	Write(&js, rep, "json")
+	if !strings.Contains(table.String(), "failed: rule b-broken (test): ") || !strings.Contains(js.String(), `"error": "rule b-broken (test): `) {
+		t.Errorf("the failure is not shown:\n%s\n%s", table.String(), js.String())
 	}
 }

@@ -134,7 +134,10 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		}
 	}
 	for _, o := range rep.Outcomes {
-		if !o.Evaluated {
+		switch {
+		case o.Err != nil:
+			fmt.Fprintf(w, "failed: %v\n", o.Err)
+		case !o.Evaluated:
 			fmt.Fprintf(w, "not evaluated: %s (%s)\n", o.Rule.ID, o.Reason)
 		}
 	}
@@ -147,6 +150,7 @@ type jsonRule struct {
 	Severity  string `json:"severity"`
 	Evaluated bool   `json:"evaluated"`
 	Reason    string `json:"reason,omitempty"`
+	Error     string `json:"error,omitempty"`
 	Findings  int    `json:"findings"`
 }
 
@@ -169,7 +173,11 @@ func writeJSON(w io.Writer, rep *Report) error {
 		doc.Until = &s
 	}
 	for _, o := range rep.Outcomes {
-		doc.Rules = append(doc.Rules, jsonRule{o.Rule.ID, o.Rule.Title, string(o.Rule.Severity), o.Evaluated, o.Reason, o.Findings})
+		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings}
+		if o.Err != nil {
+			jr.Reason, jr.Error = "", o.Err.Error()
+		}
+		doc.Rules = append(doc.Rules, jr)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

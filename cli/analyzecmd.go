@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -105,7 +106,8 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 	return rs, set, nil
 }
 
-// analyzeAndReport runs the rules over db and writes the report; with --fail-on it returns a
+// analyzeAndReport runs the rules over db and writes the report. It returns a rulesFailedError
+// when some rules failed (the report holds the others' findings), else with --fail-on a
 // findingsError when a finding is at or above that severity. defaultSince is the window's start
 // when --since is not given (nil: unbounded).
 func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
@@ -142,6 +144,13 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if err := f.output.emit(w, func(w io.Writer) error { return analyze.WriteContext(ctx, w, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		errs := make([]error, len(failed))
+		for i, o := range failed {
+			errs[i] = o.Err
+		}
+		return rep, rulesFailedError{fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
+	}
 	if failOn != "" {
 		n := 0
 		for _, fd := range rep.Findings {
@@ -155,6 +164,13 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	}
 	return rep, nil
 }
+
+// rulesFailedError says that some rules failed while the others ran and were reported: a
+// partial analysis.
+type rulesFailedError struct{ err error }
+
+func (r rulesFailedError) Error() string { return r.err.Error() }
+func (r rulesFailedError) Unwrap() error { return r.err }
 
 func pluralFindings(n int) string {
 	if n == 1 {

@@ -264,26 +264,16 @@ ann_out AS (
                CASE WHEN f.has_service = false THEN '; Endpoints lock with no Service' ELSE '' END AS subject,
            f.first_at AS first_seen, f.last_at AS last_seen,
            CAST(f.updates AS BIGINT) AS count,
-           CASE WHEN f.has_service = false
-                THEN 'Endpoints lock ' || f.namespace || '/' || f.name || ' has no Service of that name (CNIs and kube-proxy filter such Endpoints, yet every endpoints watcher still receives each write): '
-                ELSE f.kind || ' ' || f.namespace || '/' || f.name || ' is a leader-election lock (control-plane.alpha.kubernetes.io/leader annotation' ||
-                     CASE WHEN f.has_service THEN ' on the Endpoints of a real Service' ELSE '' END || '): '
-           END ||
-           CASE WHEN f.from_audit THEN '' ELSE 'at least ' END || f.updates || ' lock updates' ||
-           CASE WHEN f.creates > 0 THEN ' (+' || f.creates || ' create)' ELSE '' END ||
-           CASE WHEN f.updates_per_min IS NOT NULL
-                THEN ' in ' || CAST(round(f.span_s) AS BIGINT) || ' s (' || round(f.updates_per_min, 1) || '/min)' ELSE '' END ||
-           CASE WHEN f.from_audit THEN '' ELSE ' (distinct renewTime values in ' || f.snapshot_observations || ' snapshot observations; no audit writes)' END ||
-           ', ' || f.transitions || ' holder transition' || CASE WHEN f.transitions = 1 THEN '' ELSE 's' END ||
-           CASE WHEN f.transitions_min IS NULL THEN ''
-                WHEN f.transitions_min = f.transitions_max THEN ' (leaderTransitions ' || f.transitions_max || ')'
-                ELSE ' (leaderTransitions ' || f.transitions_min || '→' || f.transitions_max || ')' END ||
-           CASE WHEN f.releases > 0 THEN ', ' || f.releases || ' release' || CASE WHEN f.releases = 1 THEN '' ELSE 's' END ELSE '' END ||
-           ', ' || f.watchers || ' distinct ' || lower(f.kind) || ' watcher' || CASE WHEN f.watchers = 1 THEN '' ELSE 's' END ||
-           CASE WHEN f.watchers = 0 THEN ' seen (no watch requests in the audit data: fan-out unknown)'
-                ELSE ' (username+userAgent) in the same window: fan-out ' || f.fanout || ' watch events (' || round(f.fanout_per_min, 1) || '/min)' END ||
-           CASE WHEN e.n_items > 50 THEN '; evidence truncated to 50 of ' || e.n_items || ' items' ELSE '' END ||
-           '.' AS summary,
+           struct_pack(kind := f.kind, no_service := coalesce(f.has_service = false, false),
+                       on_service := coalesce(f.has_service, false), from_audit := f.from_audit,
+                       updates := CAST(f.updates AS BIGINT), creates := CAST(f.creates AS BIGINT),
+                       span_s := CAST(f.span_s AS DOUBLE), updates_per_min := CAST(f.updates_per_min AS DOUBLE),
+                       snapshot_observations := CAST(f.snapshot_observations AS BIGINT),
+                       transitions := CAST(f.transitions AS BIGINT), transitions_min := CAST(f.transitions_min AS BIGINT),
+                       transitions_max := CAST(f.transitions_max AS BIGINT), releases := CAST(f.releases AS BIGINT),
+                       watchers := CAST(f.watchers AS BIGINT), fanout := CAST(f.fanout AS BIGINT),
+                       fanout_per_min := CAST(f.fanout_per_min AS DOUBLE), max_in_window := NULL::BIGINT,
+                       evidence_items := CAST(coalesce(e.n_items, 0) AS BIGINT)) AS facts,
            to_json(e.items) AS evidence
     FROM ann_scored f
     LEFT JOIN ann_evidence e USING (kind, namespace, name)
@@ -342,14 +332,15 @@ lease_out AS (
     SELECT 'election-lock-churn' AS rule, 'info' AS severity, namespace, name,
            coalesce(writers || ' ', '') || '(holders ' || holders || ')' AS subject,
            first_at AS first_seen, last_at AS last_seen, CAST(changes AS BIGINT) AS count,
-           'Lease ' || namespace || '/' || name || ' changed holder ' || changes || ' time' || CASE WHEN changes = 1 THEN '' ELSE 's' END || ' between ' ||
-           strftime(first_at AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' and ' || strftime(last_at AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
-           ' (up to ' || max_in_window || ' within ' || regexp_replace(CAST(CAST($lease_window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min, more than ' ||
-           CAST($lease_max_holder_changes_count AS BIGINT) || '): candidates losing the lease repeatedly (renew deadline missed, crash loops, API latency)' ||
-           CASE WHEN len(items) > 50 THEN '; evidence truncated to 50 of ' || len(items) || ' changes' ELSE '' END || '.' AS summary,
+           struct_pack(kind := 'Lease', no_service := false, on_service := false, from_audit := NULL::BOOLEAN,
+                       updates := NULL::BIGINT, creates := NULL::BIGINT, span_s := NULL::DOUBLE, updates_per_min := NULL::DOUBLE,
+                       snapshot_observations := NULL::BIGINT, transitions := NULL::BIGINT, transitions_min := NULL::BIGINT,
+                       transitions_max := NULL::BIGINT, releases := NULL::BIGINT, watchers := NULL::BIGINT,
+                       fanout := NULL::BIGINT, fanout_per_min := NULL::DOUBLE, max_in_window := CAST(max_in_window AS BIGINT),
+                       evidence_items := CAST(len(items) AS BIGINT)) AS facts,
            to_json(items[1:50]) AS evidence
     FROM lease_agg
 )
-SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, summary, evidence
+SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, facts, evidence
 FROM (SELECT * FROM ann_out UNION ALL SELECT * FROM lease_out)
 ORDER BY first_seen, namespace, name, subject

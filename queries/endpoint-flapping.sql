@@ -208,20 +208,11 @@ SELECT 'endpoint-flapping' AS rule,
        a.first_ts AS first_seen,
        a.last_ts AS last_seen,
        CAST(a.transitions_total AS BIGINT) AS count,
-       'Service ' || a.namespace || '/' || a.svc || ': ' || a.n_addr || ' address' || CASE WHEN a.n_addr = 1 THEN '' ELSE 'es' END ||
-       coalesce(' of ' || sa.addresses, '') || ' flapped together between ' ||
-       strftime(a.first_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' and ' || strftime(a.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ', ' ||
-       CASE WHEN a.min_tr = a.max_tr THEN a.max_tr || ' transitions each' ELSE a.min_tr || '-' || a.max_tr || ' transitions each' END ||
-       ' (' || a.transitions_total || ' in all; ' ||
-       CASE WHEN a.min_removes = a.max_removes THEN CAST(a.max_removes AS VARCHAR) ELSE a.min_removes || '-' || a.max_removes END ||
-       ' removal' || CASE WHEN a.max_removes = 1 THEN '' ELSE 's' END || ' from the ready set)' ||
-       ', up to ' || a.max_in_window || ' within ' || regexp_replace(CAST(CAST($window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min' ||
-       CASE WHEN a.any_pattern THEN '; remove→add→remove→add within ' ||
-            regexp_replace(CAST(CAST($pattern_window_minutes AS DOUBLE) AS VARCHAR), '\.0$', '') || ' min' ELSE '' END ||
-       '; from ' || a.streams ||
-       CASE WHEN a.n_addr > 50 THEN '; evidence lists the first 50 addresses' ELSE '' END ||
-       CASE WHEN list_bool_or([x.sequence_length > 40 FOR x IN a.items]) THEN '; sequences truncated to 40 states' ELSE '' END ||
-       '.' AS summary,
+       struct_pack(addresses := a.n_addr, service_addresses := sa.addresses,
+                   min_transitions := a.min_tr, max_transitions := a.max_tr, transitions := CAST(a.transitions_total AS BIGINT),
+                   min_removals := a.min_removes, max_removals := a.max_removes, max_in_window := a.max_in_window,
+                   pattern := a.any_pattern, streams := a.streams,
+                   sequences_truncated := list_bool_or([x.sequence_length > 40 FOR x IN a.items])) AS facts,
        to_json(a.items[1:50]) AS evidence
 FROM batch_agg a
 LEFT JOIN svc_addresses sa ON sa.namespace = a.namespace AND sa.svc = a.svc

@@ -256,7 +256,7 @@ snap_findings AS (
     GROUP BY ALL
     HAVING count(*) >= CAST($min_cycles_count AS BIGINT)
 )
-SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, summary, evidence
+SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, facts, evidence
 FROM (
 SELECT 'endpoints-phantom-recreate' AS rule,
        CASE WHEN f.cycles >= CAST($critical_cycles_count AS BIGINT) THEN 'critical' ELSE 'warning' END AS severity,
@@ -266,19 +266,9 @@ SELECT 'endpoints-phantom-recreate' AS rule,
        f.first_at AS first_seen,
        f.last_at AS last_seen,
        CAST(f.cycles AS BIGINT) AS count,
-       CASE WHEN f.kind = 'Endpoints' THEN 'Endpoints ' || f.namespace || '/' || f.service || ' were'
-            ELSE 'EndpointSlices of Service ' || f.namespace || '/' || f.service || ' were' END ||
-           ' deleted by ' || f.deleter || ' and recreated by ' || f.creators || ' ' || f.cycles ||
-           CASE WHEN f.cycles = 1 THEN ' time' ELSE ' times' END || ' between ' ||
-           strftime(f.first_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' and ' || strftime(f.last_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') ||
-           ' (recreated after ' ||
-           CASE WHEN round(f.min_ms) = round(f.max_ms) THEN CAST(round(f.max_ms) AS BIGINT) || ' ms'
-                ELSE CAST(round(f.min_ms) AS BIGINT) || '-' || CAST(round(f.max_ms) AS BIGINT) || ' ms' END ||
-           ') while Service ' || f.namespace || '/' || f.service ||
-           CASE WHEN f.service_uid IS NOT NULL THEN ' (uid ' || f.service_uid || ')' ELSE '' END ||
-           CASE WHEN f.service_seen THEN ' existed throughout'
-                ELSE ' presumably existed throughout (no record of the Service before the delete; the endpoints controller only recreates them for an existing Service, and no Service delete or create is logged in between)' END ||
-           ': each delete drops the Service''s endpoints until the recreate, typically a client acting on replayed (rewound) watch events.' AS summary,
+       struct_pack(seen_in := 'audit', kind := f.kind, deleter := f.deleter, creators := f.creators,
+                   min_recreate_ms := CAST(f.min_ms AS DOUBLE), max_recreate_ms := CAST(f.max_ms AS DOUBLE),
+                   service_uid := f.service_uid, service_seen := f.service_seen) AS facts,
        to_json(e.items) AS evidence
 FROM findings f
 JOIN ev e USING (kind, namespace, service, deleter, deleter_agent)
@@ -289,11 +279,9 @@ SELECT 'endpoints-phantom-recreate' AS rule,
        'unknown client (no audit record of the deletes)' AS subject,
        f.first_at AS first_seen, f.last_at AS last_seen,
        CAST(f.cycles AS BIGINT) AS count,
-       'Endpoints ' || f.namespace || '/' || f.name || ' were replaced by a new object (new uid) ' || f.cycles ||
-           CASE WHEN f.cycles = 1 THEN ' time' ELSE ' times' END || ' between snapshots from ' ||
-           strftime(f.first_at AT TIME ZONE 'UTC', '%H:%M:%SZ') || ' to ' || strftime(f.last_at AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
-           ' while Service ' || f.namespace || '/' || f.name || ' (uid ' || f.service_uid || ') stayed the same object' ||
-           ': deleted and recreated behind the Service''s back; load the audit log of that time to see who deleted them.' AS summary,
+       struct_pack(seen_in := 'snapshots', kind := 'Endpoints', deleter := NULL::VARCHAR, creators := NULL::VARCHAR,
+                   min_recreate_ms := NULL::DOUBLE, max_recreate_ms := NULL::DOUBLE,
+                   service_uid := f.service_uid, service_seen := true) AS facts,
        to_json(f.items) AS evidence
     FROM snap_findings f
 )

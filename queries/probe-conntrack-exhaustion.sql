@@ -271,55 +271,26 @@ SELECT 'probe-conntrack-exhaustion' AS rule,
        coalesce(o.first_bad, o.ts) AS first_seen,
        coalesce(o.last_bad, o.ts) AS last_seen,
        CAST(coalesce(o.ct_count, 0) AS BIGINT) AS count,
-       'Node ' || o.node || ' conntrack table ' ||
-       coalesce(CAST(o.ct_count AS VARCHAR), '?') || '/' || coalesce(CAST(o.max_eff AS VARCHAR), '?') ||
-       coalesce(' (' || CASE WHEN o.usage_pct < 1 THEN round(o.usage_pct, 3) ELSE round(o.usage_pct, 1) END || '%)', '') ||
-       coalesce(' at ' || strftime(o.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'), '') ||
-       CASE WHEN o.node_level >= 2 AND (o.drops_total > 0 OR o.early_drops_total > 0 OR o.insert_failed_total > 0 OR o.node_table_full_lines > 0)
-            THEN ', dropping packets (' ||
-                 concat_ws(', ',
-                           CASE WHEN o.drops_total > 0 THEN o.drops_total || ' drop' END,
-                           CASE WHEN o.early_drops_total > 0 THEN o.early_drops_total || ' early_drop' END,
-                           CASE WHEN o.insert_failed_total > 0 THEN o.insert_failed_total || ' insert_failed' END,
-                           CASE WHEN o.node_table_full_lines > 0 THEN o.node_table_full_lines || ' "table full" kernel lines' END) || ')'
-            WHEN o.node_level >= 2 THEN ', at or above ' || CAST($critical_usage_percent AS DOUBLE) || '%'
-            ELSE ', at or above ' || CAST($warning_usage_percent AS DOUBLE) || '%' END ||
-       coalesce('; TIME_WAIT ' || o.time_wait || ' of ' || o.entries || ' entries (' || round(o.tw_pct, 1) || '%)', '') ||
-       CASE WHEN o.snapshots > 1 THEN '; ' || o.bad_snapshots || ' of ' || o.snapshots || ' captures over threshold' ELSE '' END ||
-       CASE WHEN o.per_s IS NULL THEN ''
-            WHEN o.per_s <= 0 THEN '; not growing across ' || o.points || ' captures before'
-            ELSE '; growing ' || CAST(round(o.per_s * 60) AS BIGINT) || ' entries/min (' || round(o.per_s, 1) || '/s over ' || o.points ||
-                 ' captures), full ' ||
-                 CASE WHEN o.ct_count >= o.max_eff OR o.has_drops
-                      THEN 'by about ' || strftime((o.last_ts + to_microseconds(CAST((o.last_max - o.last_count) / o.per_s * 1e6 AS BIGINT))) AT TIME ZONE 'UTC', '%H:%M:%SZ') ||
-                           ' (projected from ' || o.last_count || ' at ' || strftime(o.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') || ')'
-                      ELSE 'in about ' ||
-                           CASE WHEN (o.last_max - o.last_count) / o.per_s < 120
-                                THEN CAST(round((o.last_max - o.last_count) / o.per_s) AS BIGINT) || ' s'
-                                WHEN (o.last_max - o.last_count) / o.per_s < 7200
-                                THEN CAST(round((o.last_max - o.last_count) / o.per_s / 60) AS BIGINT) || ' min'
-                                ELSE CAST(round((o.last_max - o.last_count) / o.per_s / 3600) AS BIGINT) || ' h' END || ' from ' ||
-                           strftime(o.last_ts AT TIME ZONE 'UTC', '%H:%M:%SZ') END END ||
-       CASE WHEN o.destinations IS NOT NULL
-            THEN '; top TIME_WAIT destinations: ' || o.top3 || CASE WHEN o.destinations > 3 THEN ' … (' || o.destinations || ' in all)' ELSE '' END ||
-                 coalesce(' = ' || o.services, '')
-            ELSE '' END ||
-       CASE WHEN o.probe_per_s IS NOT NULL
-            THEN '; probes of the node''s pods: ' || o.probe_pods || ' pods × ' ||
-                 regexp_replace(CAST(round(o.probe_count / o.probe_pods, 1) AS VARCHAR), '\.0$', '') || ' TCP/HTTP probes' ||
-                 CASE WHEN o.min_period_s = o.max_period_s THEN ' / ' || o.min_period_s || ' s period'
-                      ELSE ' (periods ' || o.min_period_s || '-' || o.max_period_s || ' s)' END ||
-                 ' = ' || round(o.probe_per_s, 1) || ' connections/s × ' || o.tw_timeout_eff || ' s TIME_WAIT = ' ||
-                 CAST(round(o.probe_per_s * o.tw_timeout_eff) AS BIGINT) || ' expected steady-state entries' ||
-                 CASE WHEN o.max_eff IS NOT NULL THEN
-                      CASE WHEN o.probe_per_s * o.tw_timeout_eff >= o.max_eff THEN ' (more than nf_conntrack_max ' || o.max_eff || ')'
-                           ELSE ' (' || round(100.0 * o.probe_per_s * o.tw_timeout_eff / o.max_eff, 1) || '% of nf_conntrack_max)' END
-                 ELSE '' END
-            ELSE '' END ||
-       CASE WHEN o.snap_n > 24 THEN '; evidence lists the latest 24 of ' || o.snap_n || ' captures' ELSE '' END ||
-       CASE WHEN o.destinations > CAST($top_destinations_count AS BIGINT)
-            THEN '; evidence lists the top ' || CAST($top_destinations_count AS BIGINT) || ' of ' || o.destinations || ' destinations' ELSE '' END ||
-       '.' AS summary,
+       struct_pack(level := o.node_level, table_count := CAST(o.ct_count AS BIGINT), table_max := CAST(o.max_eff AS BIGINT),
+                   usage_percent := CAST(o.usage_pct AS DOUBLE), captured_at := o.ts,
+                   drops := CAST(coalesce(o.drops_total, 0) AS BIGINT), early_drops := CAST(coalesce(o.early_drops_total, 0) AS BIGINT),
+                   insert_failed := CAST(coalesce(o.insert_failed_total, 0) AS BIGINT),
+                   table_full_lines := CAST(coalesce(o.node_table_full_lines, 0) AS BIGINT),
+                   time_wait := CAST(o.time_wait AS BIGINT), entries := CAST(o.entries AS BIGINT),
+                   time_wait_percent := CAST(o.tw_pct AS DOUBLE),
+                   captures := CAST(coalesce(o.snapshots, 0) AS BIGINT), captures_over := CAST(o.bad_snapshots AS BIGINT),
+                   growth_per_s := CAST(o.per_s AS DOUBLE), growth_points := CAST(o.points AS BIGINT),
+                   full_already := coalesce(o.ct_count >= o.max_eff OR o.has_drops, false),
+                   full_at := CASE WHEN o.per_s > 0
+                                   THEN o.last_ts + to_microseconds(CAST((o.last_max - o.last_count) / o.per_s * 1e6 AS BIGINT)) END,
+                   full_in_s := CASE WHEN o.per_s > 0 THEN CAST((o.last_max - o.last_count) / o.per_s AS DOUBLE) END,
+                   last_count := CAST(o.last_count AS BIGINT), last_at := o.last_ts,
+                   destinations := CAST(o.destinations AS BIGINT), top_destinations := o.top3, services := o.services,
+                   probe_pods := CAST(o.probe_pods AS BIGINT), probes := CAST(o.probe_count AS BIGINT),
+                   probes_per_s := CAST(o.probe_per_s AS DOUBLE),
+                   min_period_s := CAST(o.min_period_s AS BIGINT), max_period_s := CAST(o.max_period_s AS BIGINT),
+                   time_wait_timeout_s := CAST(o.tw_timeout_eff AS BIGINT),
+                   capture_items := CAST(coalesce(o.snap_n, 0) AS BIGINT)) AS facts,
        to_json(list_concat(
            [to_json(x) FOR x IN o.snap_items_all[1:24]],
            [to_json(x) FOR x IN coalesce(o.dest_items, [])],

@@ -274,32 +274,13 @@ SELECT 'watch-rewind' AS rule,
        f.first_seen,
        f.last_seen,
        CAST(f.rewinds AS BIGINT) AS count,
-       f.username || CASE WHEN f.client_ip <> '' THEN ' (' || f.client_ip || ')' ELSE '' END ||
-           ' re-watched ' || f.resource || CASE WHEN f.api_group <> '' THEN '.' || f.api_group ELSE '' END ||
-           CASE WHEN f.namespace <> '' THEN ' in namespace ' || f.namespace ELSE ' in all namespaces' END ||
-           CASE WHEN f.obj_name <> '' THEN ' (object ' || f.obj_name || ')' ELSE '' END ||
-           ' from a stale resourceVersion ' || f.rewinds || ' times (of ' || f.n_watches || ' watches) between ' ||
-           strftime(f.first_seen AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' and ' || strftime(f.last_seen AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ': ' ||
-           concat_ws('; ',
-                CASE WHEN f.n_backwards > 0
-                     THEN f.n_backwards || ' went backwards (first ' || f.back_from || ' → ' || f.back_to || ' at ' ||
-                          strftime(f.back_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ')' END,
-                CASE WHEN f.n_repeat > 0
-                     THEN f.n_repeat || ' repeated the last version although a write had advanced it (first ' || f.repeat_rv ||
-                          ' at ' || strftime(f.repeat_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') || ' after ' || f.repeat_write || ')' END,
-                CASE WHEN f.n_expired_again > 0
-                     THEN f.n_expired_again || ' asked again for a version already answered 410' END) ||
-           '; versions returned to: ' || array_to_string(f.rewound_to[1:5], ', ') ||
-           CASE WHEN len(f.rewound_to) > 5 THEN ', …' ELSE '' END ||
-           ' (highest requested ' || f.max_rv || ')' ||
-           CASE WHEN f.n_stale > 0
-                THEN '; ' || f.n_stale || ' stale-version answer' || CASE WHEN f.n_stale = 1 THEN '' ELSE 's' END ||
-                     ' from ' || strftime(f.stale_first_at AT TIME ZONE 'UTC', '%H:%M:%S.%gZ') ||
-                     ' (watch ended within ' || CAST($stale_watch_max_ms AS BIGINT) ||
-                     ' ms, then a list with the same resourceVersion was answered 410 Expired)'
-                ELSE '' END ||
-           CASE WHEN f.n_items > 100 THEN '; evidence truncated to 100 of ' || f.n_items || ' items' ELSE '' END ||
-           '.' AS summary,
+       struct_pack(username := f.username, client_ip := f.client_ip, resource := f.resource, api_group := f.api_group,
+                   object_name := f.obj_name, watches := CAST(f.n_watches AS BIGINT),
+                   backwards := CAST(f.n_backwards AS BIGINT), back_from := f.back_from, back_to := f.back_to, back_at := f.back_at,
+                   repeats := CAST(f.n_repeat AS BIGINT), repeat_rv := f.repeat_rv, repeat_at := f.repeat_at, repeat_write := f.repeat_write,
+                   expired_again := CAST(f.n_expired_again AS BIGINT), rewound_to := f.rewound_to, max_rv := f.max_rv,
+                   stale_answers := CAST(f.n_stale AS BIGINT), stale_first_at := f.stale_first_at,
+                   evidence_items := CAST(f.n_items AS BIGINT)) AS facts,
        to_json(f.items[1:100]) AS evidence
 FROM findings f
 ORDER BY first_seen, namespace, name, subject, f.client_ip

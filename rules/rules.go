@@ -1,20 +1,24 @@
 package rules
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"maps"
+	"math"
+	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"text/template"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -45,8 +49,9 @@ func ParseSeverity(s string) (Severity, error) {
 	return Severity(s), nil
 }
 
-// Columns are the columns every rule query returns, in this order.
-var Columns = []string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "summary", "evidence"}
+// Columns are the columns every rule query returns, in this order. facts is a struct (or NULL)
+// of typed values that the rule's summary template words; evidence is JSON.
+var Columns = []string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "facts", "evidence"}
 
 // WindowParams are the parameters every query receives besides its own: the time window of
 // the analysis (TIMESTAMPTZ, NULL when unbounded). Every query must use both.
@@ -72,6 +77,9 @@ type Rule struct {
 	References  []string `yaml:"references"`
 	Inputs      []string `yaml:"inputs"`
 	Params      []Param  `yaml:"params"`
+	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
+	// facts, the rule words them.
+	Summary string `yaml:"summary"`
 
 	SQL    string `yaml:"-"` // the query
 	Source string `yaml:"-"` // where the rule came from: builtin or a directory
@@ -163,75 +171,157 @@ func load(fsys fs.FS, dir, source string, sqlOf func(id string) (string, bool)) 
 var idPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Parse decodes one rule file strictly (unknown fields are errors) and validates it; it returns
-// every problem it finds, each prefixed with name.
+// every problem it finds, each prefixed with name:line:col of the offending YAML node.
 func Parse(name string, data []byte) (Rule, []error) {
 	var r Rule
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&r); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = errors.New("empty file")
-		}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return r, []error{fmt.Errorf("%s: %w", name, err)}
 	}
+	if len(doc.Content) == 0 {
+		return r, []error{fmt.Errorf("%s: empty file", name)}
+	}
+	root := doc.Content[0]
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	at := func(n *yaml.Node, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d:%d: %s", name, n.Line, n.Column, fmt.Sprintf(format, args...)))
+	}
+	if root.Kind != yaml.MappingNode {
+		at(root, "a rule is a mapping of fields (id, title, ...)")
+		return r, errs
+	}
+	unknownFields(root, reflect.TypeOf(r), at)
+	if err := root.Decode(&r); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return r, []error{fmt.Errorf("%s: %w", name, err)}
+		}
+		for _, e := range te.Errors {
+			errs = append(errs, fmt.Errorf("%s:%s", name, strings.TrimPrefix(e, "line ")))
+		}
+		return r, errs
+	}
+	field := func(key string) *yaml.Node { // the value of a top-level field, or the mapping
+		if v := valueOf(root, key); v != nil {
+			return v
+		}
+		return root
 	}
 	base := strings.TrimSuffix(filepath.Base(name), ".yaml")
 	switch {
 	case r.ID == "":
-		bad("missing id")
+		at(root, "missing id")
 	case !idPattern.MatchString(r.ID):
-		bad("id %q: want lowercase words joined by dashes", r.ID)
+		at(field("id"), "id %q: want lowercase words joined by dashes", r.ID)
 	case r.ID != base:
-		bad("id %q differs from the file name %s.yaml", r.ID, base)
+		at(field("id"), "id %q differs from the file name %s.yaml", r.ID, base)
 	}
-	for field, v := range map[string]string{"title": r.Title, "description": r.Description, "remediation": r.Remediation} {
-		if strings.TrimSpace(v) == "" {
-			bad("missing %s", field)
+	for _, f := range []struct{ key, value string }{{"title", r.Title}, {"description", r.Description}, {"remediation", r.Remediation}, {"summary", r.Summary}} {
+		if strings.TrimSpace(f.value) == "" {
+			at(field(f.key), "missing %s", f.key)
 		}
 	}
 	if _, err := ParseSeverity(string(r.Severity)); err != nil {
-		bad("severity: %v", err)
+		at(field("severity"), "severity: %v", err)
+	}
+	if r.Summary != "" {
+		if _, err := SummaryTemplate(r.Summary); err != nil {
+			at(field("summary"), "summary: %v", err)
+		}
 	}
 	if len(r.References) == 0 {
-		bad("missing references (upstream issues, PRs or docs)")
+		at(field("references"), "missing references (upstream issues, PRs or docs)")
 	}
-	for _, ref := range r.References {
+	for i, ref := range r.References {
 		if u, err := url.Parse(ref); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad("reference %q is not a URL", ref)
+			at(item(field("references"), i), "reference %q is not a URL", ref)
 		}
 	}
 	if len(r.Inputs) == 0 {
-		bad("missing inputs (the tables the query reads)")
+		at(field("inputs"), "missing inputs (the tables the query reads)")
 	}
 	names := map[string]bool{}
 	for i, p := range r.Params {
+		n := item(field("params"), i)
+		nameNode := n
+		if v := valueOf(n, "name"); v != nil {
+			nameNode = v
+		}
 		switch {
 		case p.Name == "":
-			bad("params[%d]: missing name", i)
+			at(n, "params[%d]: missing name", i)
 			continue
 		case names[p.Name]:
-			bad("param %q declared twice", p.Name)
+			at(nameNode, "param %q declared twice", p.Name)
 		case slices.Contains(WindowParams, p.Name):
-			bad("param %q is reserved for the analysis window", p.Name)
+			at(nameNode, "param %q is reserved for the analysis window", p.Name)
 		case !hasUnit(p.Name):
-			bad("param %q: put its unit in its name (one of %s)", p.Name, strings.Join(UnitSuffixes, ", "))
+			at(nameNode, "param %q: put its unit in its name (one of %s)", p.Name, strings.Join(UnitSuffixes, ", "))
 		}
 		names[p.Name] = true
 		if strings.TrimSpace(p.Description) == "" {
-			bad("param %q: missing description", p.Name)
+			at(n, "param %q: missing description", p.Name)
 		}
 		switch v := p.Default.(type) {
 		case int:
 			r.Params[i].Default = int64(v)
 		case float64, string, bool:
 		default:
-			bad("param %q: default %v (%T) is not a number, string or boolean", p.Name, p.Default, p.Default)
+			d := n
+			if v := valueOf(n, "default"); v != nil {
+				d = v
+			}
+			at(d, "param %q: default %v (%T) is not a number, string or boolean", p.Name, p.Default, p.Default)
 		}
 	}
 	return r, errs
+}
+
+// unknownFields reports the keys of mapping m that no yaml tag of struct type t names, and
+// descends into the fields that are lists of structs (params).
+func unknownFields(m *yaml.Node, t reflect.Type, at func(*yaml.Node, string, ...any)) {
+	known := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			known[tag] = t.Field(i).Type
+		}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		ft, ok := known[k.Value]
+		if !ok {
+			at(k, "unknown field %q (known: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+			continue
+		}
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && v.Kind == yaml.SequenceNode {
+			for _, e := range v.Content {
+				if e.Kind == yaml.MappingNode {
+					unknownFields(e, ft.Elem(), at)
+				}
+			}
+		}
+	}
+}
+
+// valueOf returns the value of key in mapping m, or nil.
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// item returns the i-th element of sequence s, or s itself.
+func item(s *yaml.Node, i int) *yaml.Node {
+	if s.Kind == yaml.SequenceNode && i < len(s.Content) {
+		return s.Content[i]
+	}
+	return s
 }
 
 func hasUnit(name string) bool {
@@ -298,4 +388,92 @@ func (p Param) ParamValue(s string) (any, error) {
 	default:
 		return s, nil
 	}
+}
+
+// SummaryTemplate parses a rule's summary: a text/template over .Facts (the query's facts
+// column: a struct, as a map of typed values), .Params (the parameter values the query ran
+// with) and the finding's contract fields (.Namespace, .Name, .Subject, .FirstSeen,
+// .LastSeen, .Count). Besides the built-ins it has
+//
+//	clock T       15:04:05Z of a time        clockms T  15:04:05.000Z
+//	rfc3339 T     2006-01-02T15:04:05Z       join L SEP the list L joined
+//	plural N ONE MANY  ONE when N is 1       decimal X  a number as SQL prints it (5.0, 0.25)
+//	round X D     X rounded to D decimals    int X      X rounded to an integer
+//	first N L     the first N items of L     sub/mul/div A B  arithmetic on numbers
+//	lower S       S in lower case            null X     X is NULL (0 and false are not)
+//
+// A fact the template names but the query did not return is an error, not "<no value>".
+func SummaryTemplate(text string) (*template.Template, error) {
+	return template.New("summary").Option("missingkey=error").Funcs(summaryFuncs).Parse(strings.TrimSpace(text))
+}
+
+var summaryFuncs = template.FuncMap{
+	"clock":   func(t time.Time) string { return t.UTC().Format("15:04:05Z") },
+	"clockms": func(t time.Time) string { return t.UTC().Format("15:04:05.000Z") },
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"lower":   strings.ToLower,
+	"null":    func(x any) bool { return x == nil },
+	"join": func(l []any, sep string) string {
+		s := make([]string, len(l))
+		for i, v := range l {
+			s[i] = fmt.Sprint(v)
+		}
+		return strings.Join(s, sep)
+	},
+	"plural": func(n any, one, many string) string {
+		if number(n) == 1 {
+			return one
+		}
+		return many
+	},
+	"decimal": func(x any) string {
+		s := strconv.FormatFloat(number(x), 'f', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return s
+	},
+	"round": func(x any, digits int) float64 {
+		p := math.Pow(10, float64(digits))
+		return math.Round(number(x)*p) / p
+	},
+	"int": func(x any) int64 { return int64(math.Round(number(x))) },
+	"first": func(n int, l []any) []any {
+		return l[:min(n, len(l))]
+	},
+	"sub": func(a, b any) float64 { return number(a) - number(b) },
+	"mul": func(a, b any) float64 { return number(a) * number(b) },
+	"div": func(a, b any) float64 { return number(a) / number(b) },
+}
+
+// number converts the numeric types the database returns to float64.
+func number(x any) float64 {
+	switch v := x.(type) {
+	case int:
+		return float64(v)
+	case int8:
+		return float64(v)
+	case int16:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint8:
+		return float64(v)
+	case uint16:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(v).Float64()
+		return f
+	}
+	panic(fmt.Sprintf("%v (%T) is not a number", x, x))
 }

@@ -19,16 +19,17 @@ func TestParseGoodAndBad(t *testing.T) {
 	}
 
 	_, errs = Parse("testdata/unknown-field.yaml", mustRead(t, "testdata/unknown-field.bad.yaml"))
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "field sevrity not found") {
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `unknown-field.yaml:8:1: unknown field "sevrity"`) {
 		t.Errorf("unknown field: %v", errs)
 	}
 
 	_, errs = Parse("testdata/many-problems.yaml", mustRead(t, "testdata/many-problems.bad.yaml"))
 	all := joinErrs(errs)
 	for _, want := range []string{
-		`id "Not_The_File_Name": want lowercase`, "missing title", `unknown severity "urgent"`,
-		`reference "not a url" is not a URL`, "missing inputs", `param "threshold": put its unit in its name`,
-		`param "threshold" declared twice`, `is not a number, string or boolean`, `param "since" is reserved`,
+		`:1:5: id "Not_The_File_Name": want lowercase`, ":2:8: missing title", `:3:11: severity: unknown severity "urgent"`,
+		`:6:14: reference "not a url" is not a URL`, ":7:9: missing inputs", `:9:11: param "threshold": put its unit in its name`,
+		`:12:11: param "threshold" declared twice`, `:13:14: param "threshold": default [1 2] ([]interface {}) is not a number, string or boolean`,
+		`:15:11: param "since" is reserved`, `:18:10: summary: template: summary:1: function "nosuch" not defined`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("many-problems.bad.yaml: no error %q in\n%s", want, all)
