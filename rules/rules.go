@@ -72,6 +72,7 @@ type Rule struct {
 	References  []string `yaml:"references"`
 	Inputs      []string `yaml:"inputs"`
 	Params      []Param  `yaml:"params"`
+	Charts      []Chart  `yaml:"charts"`
 
 	SQL    string `yaml:"-"` // the query
 	Source string `yaml:"-"` // where the rule came from: builtin or a directory
@@ -230,6 +231,9 @@ func Parse(name string, data []byte) (Rule, []error) {
 		default:
 			bad("param %q: default %v (%T) is not a number, string or boolean", p.Name, p.Default, p.Default)
 		}
+	}
+	for _, p := range checkCharts(r.Charts) {
+		bad("%s", p)
 	}
 	return r, errs
 }
