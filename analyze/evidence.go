@@ -130,3 +130,8 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) *t
 	}
 	return t
 }
+
+// EvidenceTable is one finding's evidence as a table: a row per item, a column per key.
+func EvidenceTable(f Finding) *tabular.Table {
+	return evidenceTable("evidence", []Finding{f}, nil, false)
+}

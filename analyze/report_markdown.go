@@ -81,7 +81,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 				p("- %s\n", ref)
 			}
 		}
-		ev := evidenceTable("evidence", []Finding{f}, nil, false)
+		ev := EvidenceTable(f)
 		p("\n### Evidence (%d items)\n\n", f.EvidenceCount())
 		if len(ev.Columns) > 0 {
 			if err := tabular.Markdown(bw, ev, MarkdownEvidenceRows); err != nil {

@@ -36,7 +36,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringVar(&f.until, "until", "", "analyse up to this time: RFC3339 or a duration before now")
 	fs.StringVar(&f.failOn, "fail-on", "", "exit with code 3 when a finding has this severity or higher: info, warning or critical")
 	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
-	f.output = addOutputFlag(fs, "table", analyze.Formats...)
+	f.output = addOutputFlag(fs, "table", reportFormats...)
 }
 
 // parseTime reads --since/--until: RFC3339, or a duration meaning that long before now.
@@ -141,7 +141,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if len(f.namespaces) > 0 {
 		rep.KeepNamespaces(f.namespaces)
 	}
-	if err := f.output.emit(w, func(w io.Writer) error { return analyze.WriteContext(ctx, w, rep, f.output.format) }); err != nil {
+	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
 	if failed := rep.Failed(); len(failed) > 0 {

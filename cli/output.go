@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -16,8 +17,21 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/analyze/htmlreport"
 	"github.com/kubesift/kubesift/tabular"
 )
+
+// reportFormats are the formats of analyze and run: analyze's and html.
+var reportFormats = append(slices.Clip(analyze.Formats), "html")
+
+// writeReport renders rep in format: html here (htmlreport builds on analyze), the others in analyze.
+func writeReport(ctx context.Context, w io.Writer, rep *analyze.Report, format string) error {
+	if format == "html" {
+		return htmlreport.Write(w, htmlreport.Build(rep))
+	}
+	return analyze.WriteContext(ctx, w, rep, format)
+}
 
 // resultSet is a fully read query result.
 type resultSet struct {

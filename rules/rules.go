@@ -79,7 +79,8 @@ type Rule struct {
 	Params      []Param  `yaml:"params"`
 	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
 	// facts, the rule words them.
-	Summary string `yaml:"summary"`
+	Summary string  `yaml:"summary"`
+	Charts  []Chart `yaml:"charts"`
 
 	SQL    string `yaml:"-"` // the query
 	Source string `yaml:"-"` // where the rule came from: builtin or a directory
@@ -272,6 +273,12 @@ func Parse(name string, data []byte) (Rule, []error) {
 				d = v
 			}
 			at(d, "param %q: default %v (%T) is not a number, string or boolean", p.Name, p.Default, p.Default)
+		}
+	}
+	if problems := checkCharts(r.Charts); len(problems) > 0 {
+		charts := valueOf(root, "charts")
+		for _, p := range problems {
+			at(charts, "%s", p)
 		}
 	}
 	return r, errs

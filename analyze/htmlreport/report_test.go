@@ -1,0 +1,263 @@
+package htmlreport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+// TestMain runs from the repository root, so that evidence names files as users see them.
+func TestMain(m *testing.M) {
+	if err := os.Chdir("../.."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+// updateGoldens is the project's one switch for rewriting goldens.
+var updateGoldens = os.Getenv("UPDATE_GOLDENS") == "1"
+
+func scenarios(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("samples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "record" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
+// reports caches scenarioReport: the goldens and the browser test share them.
+var reports sync.Map
+
+// scenarioReport loads samples/<sc> and runs the built-in rules over it.
+func scenarioReport(t testing.TB, sc string) *analyze.Report {
+	t.Helper()
+	if rep, ok := reports.Load(sc); ok {
+		return rep.(*analyze.Report)
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	inputs, err := ingest.ExpandPaths([]string{filepath.Join("samples", sc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
+		t.Fatalf("loading %s: %v", sc, err)
+	}
+	rs, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analyze.Run(ctx, db, rs, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Version = "test"
+	reports.Store(sc, rep)
+	return rep
+}
+
+// TestScenarioGoldens compares the report's data (not its bytes) for every scenario with
+// testdata/<scenario>.golden.json (UPDATE_GOLDENS=1 rewrites them), and checks that every
+// finding has its rule's charts, drawn.
+func TestScenarioGoldens(t *testing.T) {
+	for _, sc := range scenarios(t) {
+		t.Run(sc, func(t *testing.T) {
+			doc := Build(scenarioReport(t, sc))
+			for _, f := range doc.Findings {
+				if len(f.Charts) == 0 {
+					t.Errorf("finding %d (%s) has no chart", f.Number, f.Rule)
+				}
+				for _, c := range f.Charts {
+					if c.Marks == 0 || !strings.HasPrefix(string(c.SVG), "<svg") {
+						t.Errorf("finding %d (%s): chart %q not drawn (%d marks, notes %v)", f.Number, f.Rule, c.Title, c.Marks, c.Notes)
+					}
+				}
+			}
+			got, err := json.MarshalIndent(doc, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("analyze", "htmlreport", "testdata", sc+".golden.json")
+			if updateGoldens {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (UPDATE_GOLDENS=1 go test -tags duckdb_arrow ./analyze/htmlreport writes it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("report data differs from %s (rerun with UPDATE_GOLDENS=1 if intended):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// finding makes a finding of rule with evidence items.
+func finding(t *testing.T, rule string, items []map[string]any) analyze.Finding {
+	t.Helper()
+	ev, err := json.Marshal(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+	return analyze.Finding{Rule: rule, Severity: rules.Warning, Namespace: "ns", Name: "obj",
+		FirstSeen: start, LastSeen: start.Add(time.Hour), Count: int64(len(items)), Summary: "s", Evidence: ev}
+}
+
+func at(minutes int) string {
+	return time.Date(2026, 11, 21, 5, minutes, 0, 0, time.UTC).Format(time.RFC3339Nano)
+}
+
+func TestSwimlaneOfManyAddressesSaysWhatItLeavesOut(t *testing.T) {
+	var items []map[string]any
+	for i := range 3000 {
+		seq := []map[string]any{{"at": at(0), "state": "ready"}, {"at": at(10), "state": "notReady"}}
+		if i%100 == 0 { // the busiest addresses are the ones drawn
+			seq = append(seq, map[string]any{"at": at(20), "state": "ready"})
+		}
+		items = append(items, map[string]any{"ip": fmt.Sprintf("10.0.%d.%d", i/250, i%250), "pod": fmt.Sprintf("p-%d", i), "sequence": seq})
+	}
+	c := rules.Chart{Kind: "swimlane", Title: "t", Rows: "sequence", Time: "at", Lane: "ip", Label: "pod", State: "state"}
+	got := drawChart(c, finding(t, "r", items))
+	if len(got.Lanes) != maxLanes || got.Rows != 6030 {
+		t.Fatalf("%d lanes of %d rows, want %d lanes of 6030 rows", len(got.Lanes), got.Rows, maxLanes)
+	}
+	for i := 0; i < 3000; i += 100 { // the busiest are drawn, then the first others, in evidence order
+		if name := fmt.Sprintf("10.0.%d.%d p-%d", i/250, i%250, i); !slices.Contains(got.Lanes, name) {
+			t.Errorf("lane %q, one of the busiest, is not drawn", name)
+		}
+	}
+	if got.Lanes[0] != "10.0.0.0 p-0" || got.Lanes[1] != "10.0.0.1 p-1" {
+		t.Errorf("lanes %v, want them in evidence order", got.Lanes[:3])
+	}
+	if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "3000 ip values: the 40 with the most rows are drawn, 2960 are left out") {
+		t.Errorf("notes %q", got.Notes)
+	}
+	if got.Marks != 30*3+10*2 {
+		t.Errorf("%d bands drawn, want %d", got.Marks, 30*3+10*2)
+	}
+}
+
+func TestEventsMergeTheLanesPastTheLimit(t *testing.T) {
+	var items []map[string]any
+	for i := range 100 {
+		items = append(items, map[string]any{"at": at(i % 60), "who": fmt.Sprintf("client-%02d", i), "verb": "delete"})
+	}
+	items = append(items, map[string]any{"at": "not a time", "who": "x", "verb": "delete"})
+	got := drawChart(rules.Chart{Kind: "events", Title: "t", Time: "at", Lane: "who", State: "verb"}, finding(t, "r", items))
+	if len(got.Lanes) != maxLanes || got.Lanes[maxLanes-1] != "61 others" || got.Marks != 100 {
+		t.Errorf("lanes %d, last %q, marks %d; want %d, \"61 others\", 100", len(got.Lanes), got.Lanes[len(got.Lanes)-1], got.Marks, maxLanes)
+	}
+	if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "the other 61 share the last lane") {
+		t.Errorf("notes %q", got.Notes)
+	}
+}
+
+func TestSeriesMarksAndWhere(t *testing.T) {
+	items := []map[string]any{
+		{"type": "watch", "at": at(1), "rv": 10, "code": 200},
+		{"type": "watch", "at": at(2), "rv": 5, "code": 410},
+		{"type": "other", "at": at(3), "rv": 99, "code": 410},
+		{"type": "watch", "at": at(4), "rv": nil, "code": 200},
+	}
+	c := rules.Chart{Kind: "series", Title: "t", Where: map[string]string{"type": "watch"}, Time: "at", Values: []string{"rv", "missing"}, Mark: map[string]string{"code": "410"}}
+	got := drawChart(c, finding(t, "r", items))
+	if got.Rows != 3 || got.Marks != 3 { // two values and one mark
+		t.Errorf("rows %d marks %d, want 3 and 3", got.Rows, got.Marks)
+	}
+	if want := "code 410 (1, ringed on rv)"; got.Legend[len(got.Legend)-1].Label != want {
+		t.Errorf("legend %v, want last %q", got.Legend, want)
+	}
+	if !strings.Contains(strings.Join(got.Notes, ";"), "no values of missing") {
+		t.Errorf("notes %q", got.Notes)
+	}
+	none := drawChart(rules.Chart{Kind: "series", Title: "t", Where: map[string]string{"type": "none"}, Time: "at", Values: []string{"rv"}}, finding(t, "r", items))
+	if none.SVG != "" || len(none.Notes) != 1 {
+		t.Errorf("a chart without rows: svg %d bytes, notes %q", len(none.SVG), none.Notes)
+	}
+}
+
+func TestBarsKeepTheLargest(t *testing.T) {
+	var items []map[string]any
+	for i := range 30 {
+		items = append(items, map[string]any{"dst": fmt.Sprintf("d%d", i), "n": i})
+	}
+	got := drawChart(rules.Chart{Kind: "bars", Title: "t", Lane: "dst", Values: []string{"n"}}, finding(t, "r", items))
+	if got.Marks != maxBars || got.Lanes[0] != "d29" || len(got.Notes) != 1 {
+		t.Errorf("marks %d, first %q, notes %q", got.Marks, got.Lanes[0], got.Notes)
+	}
+}
+
+func TestTimeTicksFitTheSpan(t *testing.T) {
+	base := seconds(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		span  time.Duration
+		first string
+	}{
+		{3 * time.Second, "05:00:00.0"},
+		{50 * time.Second, "05:00:00"},
+		{90 * time.Minute, "05:00"},
+		{3 * 24 * time.Hour, "Nov 21 12:00"},
+		{20 * 24 * time.Hour, "Nov 23"},
+	} {
+		ticks := timeTicks{}.Ticks(base, base+tc.span.Seconds())
+		var labels []string
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if len(labels) < 3 || len(labels) > 9 || labels[0] != tc.first {
+			t.Errorf("span %v: labels %q, want 3 to 9 starting %q", tc.span, labels, tc.first)
+		}
+	}
+}
+
+// TestPageLoadsNothing: the page holds its styles, script and charts inline and refers to no
+// other resource (links to references are the only URLs, and they are not fetched).
+func TestPageLoadsNothing(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, Build(scenarioReport(t, "flapping"))); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, re := range []string{`<link\b`, `\bsrc=`, `url\(`, `@import`, `<iframe`} {
+		if regexp.MustCompile(re).MatchString(page) {
+			t.Errorf("the page has %s", re)
+		}
+	}
+	for _, want := range []string{"<style>", "<script>", `<svg class="chart"`, `id="finding-1"`, "Content-Security-Policy", "192.0.2.31 cart-1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+}
