@@ -182,8 +182,8 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 		t.Fatalf("failed outcomes %+v", failed)
 	}
 	var table, js bytes.Buffer
-	Write(&table, rep, "table")
-	Write(&js, rep, "json")
+	WriteContext(context.Background(), &table, rep, "table")
+	WriteContext(context.Background(), &js, rep, "json")
 	if !strings.Contains(table.String(), "failed: rule b-broken (test): ") || !strings.Contains(js.String(), `"error": "rule b-broken (test): `) {
 		t.Errorf("the failure is not shown:\n%s\n%s", table.String(), js.String())
 	}
