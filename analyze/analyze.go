@@ -171,14 +171,14 @@ func evidenceKinds(tables []string) string {
 
 // countInputs counts the rows of every kubesift table and keeps those that have some.
 func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
+	counts, err := store.CountRows(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
 	var out []Input
-	for _, t := range store.Tables {
-		var n int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
-			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
-		}
-		if n > 0 {
-			out = append(out, Input{t.Name, n})
+	for _, c := range counts {
+		if c.Rows > 0 {
+			out = append(out, Input{c.Table, c.Rows})
 		}
 	}
 	return out, nil
@@ -188,11 +188,8 @@ func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
 func emptyInputs(ctx context.Context, conn *sql.Conn, inputs []string) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
-		if _, ok := store.Lookup(t); !ok {
-			return nil, fmt.Errorf("input %q is not a kubesift table (see kubesift schema)", t)
-		}
-		var has bool
-		if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+")").Scan(&has); err != nil {
+		has, err := store.HasRows(ctx, conn, t)
+		if err != nil {
 			return nil, err
 		}
 		if !has {

@@ -32,6 +32,9 @@ type env struct {
 	stdin          io.Reader
 	getenv         func(string) string
 	isTerminal     func(fd uintptr) bool
+	// describe, when set, receives a verb's flag set on -h instead of the usage text being
+	// printed: docs/cli.md is generated from it.
+	describe func(name, args, doc string, fs *pflag.FlagSet)
 }
 
 type verb struct {
@@ -131,6 +134,10 @@ func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files")
 	fs.Usage = func() {
+		if e.describe != nil {
+			e.describe(name, args, doc, fs)
+			return
+		}
 		fmt.Fprintf(e.stdout, "Usage: kubesift %s [flags] %s\n\n%s\n\nFlags:\n%s", name, args, doc, fs.FlagUsages())
 	}
 	fs.SetOutput(io.Discard) // parse errors are reported once, by main
@@ -175,11 +182,11 @@ func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*
 	return store.Open(ctx, path, store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
 }
 
-func runVersion(_ context.Context, e *env, args []string) error {
+func runVersion(ctx context.Context, e *env, args []string) error {
 	fs, _ := newFlags(e, "version", "", "Print kubesift's version.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "kubesift %s (DuckDB %s)\n", Version, strings.TrimPrefix(duckdbVersion(), "v"))
+	fmt.Fprintf(e.stdout, "kubesift %s (DuckDB %s)\n", Version, strings.TrimPrefix(store.DuckDBVersion(ctx), "v"))
 	return nil
 }

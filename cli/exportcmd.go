@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubesift/kubesift/store"
 	"github.com/kubesift/kubesift/tabular"
 )
@@ -33,31 +35,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if !slices.Contains(out.allowed, out.format) {
-		return usagef("unknown output format %q (want one of %s)", out.format, strings.Join(out.allowed, ", "))
-	}
-	if out.out == "" {
-		return usagef("--out is required: a directory for -o %s, a file for -o xlsx", out.format)
-	}
-	now := time.Now()
-	since, err := parseTime("since", *sinceFlag, now)
+	chosen, since, until, err := checkExport(fs, out, *tables, *sinceFlag, *untilFlag)
 	if err != nil {
 		return err
-	}
-	until, err := parseTime("until", *untilFlag, now)
-	if err != nil {
-		return err
-	}
-	var chosen []store.Table
-	for _, name := range *tables {
-		t, ok := store.Lookup(name)
-		if !ok {
-			return usagef("unknown table %q (see kubesift schema)", name)
-		}
-		chosen = append(chosen, t)
 	}
 	db, err := c.openDB(ctx, c.db, true)
 	if err != nil {
@@ -65,23 +45,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	if len(chosen) == 0 {
-		for _, t := range store.Tables {
-			var has bool
-			if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t.Name+")").Scan(&has); err != nil {
-				return err
-			}
-			if has {
-				chosen = append(chosen, t)
-			}
-		}
-		if len(chosen) == 0 {
-			return fmt.Errorf("%s holds no rows to export", c.db)
+		if chosen, err = tablesWithRows(ctx, db); err != nil {
+			return err
 		}
 	}
 	queries := make([]string, len(chosen))
 	var whole []string
 	for i, t := range chosen {
-		queries[i] = "SELECT * FROM " + t.Name + windowWhere(store.TimeColumn(t.Name), since, until)
+		queries[i] = store.SelectRows(t, since, until)
 		if (since != nil || until != nil) && store.TimeColumn(t.Name) == "" {
 			whole = append(whole, t.Name)
 		}
@@ -90,41 +61,98 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if log != nil && len(whole) > 0 {
 		fmt.Fprintf(log, "no time column, exported whole: %s\n", strings.Join(whole, ", "))
 	}
+	if out.format == "xlsx" {
+		return exportWorkbook(ctx, log, db, out, chosen, queries)
+	}
+	return exportFiles(ctx, log, db, out, chosen, queries)
+}
 
+// checkExport validates export's command line and returns the tables named with --table
+// (none: every table with rows) and the window.
+func checkExport(fs *pflag.FlagSet, out *outputFlag, tables []string, sinceFlag, untilFlag string) (chosen []store.Table, since, until *time.Time, err error) {
+	if fs.NArg() > 0 {
+		return nil, nil, nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if !slices.Contains(out.allowed, out.format) {
+		return nil, nil, nil, usagef("unknown output format %q (want one of %s)", out.format, strings.Join(out.allowed, ", "))
+	}
+	if out.out == "" {
+		return nil, nil, nil, usagef("--out is required: a directory for -o %s, a file for -o xlsx", out.format)
+	}
+	now := time.Now()
+	if since, err = parseTime("since", sinceFlag, now); err != nil {
+		return nil, nil, nil, err
+	}
+	if until, err = parseTime("until", untilFlag, now); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range tables {
+		t, ok := store.Lookup(name)
+		if !ok {
+			return nil, nil, nil, usagef("unknown table %q (see kubesift schema)", name)
+		}
+		chosen = append(chosen, t)
+	}
 	if out.format == "xlsx" {
 		if err := out.validate(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return chosen, since, until, nil
+}
+
+// tablesWithRows returns the tables of db that hold rows; none is an error.
+func tablesWithRows(ctx context.Context, db *store.DB) ([]store.Table, error) {
+	var chosen []store.Table
+	for _, t := range store.Tables {
+		has, err := store.HasRows(ctx, db.DB, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if has {
+			chosen = append(chosen, t)
+		}
+	}
+	if len(chosen) == 0 {
+		return nil, fmt.Errorf("%s holds no rows to export", db.Path)
+	}
+	return chosen, nil
+}
+
+// exportWorkbook writes the rows of queries, one sheet per table, into the workbook out.out.
+func exportWorkbook(ctx context.Context, log io.Writer, db *store.DB, out *outputFlag, tables []store.Table, queries []string) error {
+	return writeFile(out.out, "xlsx", out.force, func(w io.Writer) error {
+		wb, err := tabular.NewWorkbook()
+		if err != nil {
 			return err
 		}
-		return writeFile(out.out, "xlsx", out.force, func(w io.Writer) error {
-			wb, err := tabular.NewWorkbook()
+		defer wb.Close()
+		for i, t := range tables {
+			n, err := exportSheet(ctx, db, wb, t.Name, queries[i])
 			if err != nil {
-				return err
+				return fmt.Errorf("%s, sheet %s: %w", out.out, t.Name, err)
 			}
-			defer wb.Close()
-			for i, t := range chosen {
-				n, err := exportSheet(ctx, db, wb, t.Name, queries[i])
-				if err != nil {
-					return fmt.Errorf("%s: %w", t.Name, err)
-				}
-				if log != nil {
-					fmt.Fprintf(log, "%s: %s\n", t.Name, plural(n, "row"))
-				}
+			if log != nil {
+				fmt.Fprintf(log, "%s: %s\n", t.Name, plural(n, "row"))
 			}
-			return wb.Write(w)
-		})
-	}
+		}
+		return wb.Write(w)
+	})
+}
 
+// exportFiles writes the rows of queries into out.out/<table>.csv|parquet.
+func exportFiles(ctx context.Context, log io.Writer, db *store.DB, out *outputFlag, tables []store.Table, queries []string) error {
 	if err := os.MkdirAll(out.out, 0o755); err != nil {
 		return err
 	}
-	paths := make([]string, len(chosen))
-	for i, t := range chosen {
+	paths := make([]string, len(tables))
+	for i, t := range tables {
 		paths[i] = filepath.Join(out.out, t.Name+"."+out.format)
 		if _, err := os.Lstat(paths[i]); err == nil && !out.force {
 			return existsError(paths[i]) // before writing any, so an export is not left half done
 		}
 	}
-	for i, t := range chosen {
+	for i, t := range tables {
 		err := writeFile(paths[i], out.format, out.force, func(w io.Writer) error {
 			if out.format == "parquet" {
 				return tabular.ViaFile(w, func(path string) error { return tabular.CopyParquet(ctx, db, queries[i], path) })
@@ -141,28 +169,13 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return tabular.CSV(w, tt)
 		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.Name, err)
+			return fmt.Errorf("%s: %w", paths[i], err)
 		}
 		if log != nil {
 			fmt.Fprintf(log, "%s: %s\n", t.Name, paths[i])
 		}
 	}
 	return nil
-}
-
-// windowWhere filters on col to [since, until]; the times are kubesift's own, formatted, not user text.
-func windowWhere(col string, since, until *time.Time) string {
-	if col == "" || (since == nil && until == nil) {
-		return ""
-	}
-	var conds []string
-	if since != nil {
-		conds = append(conds, fmt.Sprintf("%s >= '%s'::TIMESTAMPTZ", tabular.QuoteIdent(col), since.UTC().Format(time.RFC3339Nano)))
-	}
-	if until != nil {
-		conds = append(conds, fmt.Sprintf("%s <= '%s'::TIMESTAMPTZ", tabular.QuoteIdent(col), until.UTC().Format(time.RFC3339Nano)))
-	}
-	return " WHERE " + strings.Join(conds, " AND ")
 }
 
 // exportSheet streams the rows of query onto a sheet named after the table and returns their number.

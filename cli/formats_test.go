@@ -16,6 +16,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/tabular"
 )
 
@@ -383,14 +384,10 @@ func csvRecords(t *testing.T, text string) [][]string {
 }
 
 // TestLibreOffice converts kubesift's CSV and XLSX to CSV with LibreOffice headless and
-// compares the cell values with what kubesift wrote.
+// compares the cell values with what kubesift wrote. Without LibreOffice it skips, except under
+// CI=true.
 func TestLibreOffice(t *testing.T) {
-	soffice, err := exec.LookPath("soffice")
-	if err != nil {
-		if soffice, err = exec.LookPath("libreoffice"); err != nil {
-			t.Skip("LibreOffice is not installed (apt-get install libreoffice-calc-nogui): the CSV and XLSX are not checked with it")
-		}
-	}
+	soffice := testutil.NeedProgram(t, "apt-get install libreoffice-calc-nogui", "soffice", "libreoffice")
 	db := loadedDB(t)
 	convert := func(t *testing.T, path string) [][]string {
 		t.Helper()

@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/ingest"
-	"github.com/kubesift/kubesift/store"
 )
 
 type ingestFlags struct {
@@ -83,17 +80,4 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	defer db.Close()
 	_, err = ingest.New(db, opt).Ingest(ctx, inputs)
 	return err
-}
-
-// tableCounts returns the number of rows of every kubesift table, in schema order.
-func tableCounts(ctx context.Context, db *sql.DB) ([][2]any, error) {
-	var out [][2]any
-	for _, t := range store.Tables {
-		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
-			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
-		}
-		out = append(out, [2]any{t.Name, n})
-	}
-	return out, nil
 }

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/store"
 )
 
 // writeMetrics writes Prometheus text-format metrics for node_exporter's textfile collector,
 // atomically (the collector must never read a half-written file).
-func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts [][2]any, lastSuccess *time.Time) error {
+func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []store.TableRows, lastSuccess *time.Time) error {
 	var b strings.Builder
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -50,7 +51,7 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts [][2]a
 	fmt.Fprintf(&b, "kubesift_lines_rejected %d\n", s.Rejected)
 	gauge("kubesift_table_rows", "Rows per table in the database after the last run.")
 	for _, tc := range counts {
-		fmt.Fprintf(&b, "kubesift_table_rows{table=%q} %d\n", tc[0], tc[1])
+		fmt.Fprintf(&b, "kubesift_table_rows{table=%q} %d\n", tc.Table, tc.Rows)
 	}
 	gauge("kubesift_run_duration_seconds", "Duration of the last run's phases.")
 	fmt.Fprintf(&b, "kubesift_run_duration_seconds{phase=\"ingest\"} %.3f\n", float64(s.IngestMs)/1000)

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/ingest"
@@ -41,26 +43,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return usagef("no PATH given")
-	}
-	if err := a.output.validate(); err != nil {
-		return err
-	}
-	if r.summary != "text" && r.summary != "json" && r.summary != "none" {
-		return usagef("unknown --summary %q (want text, json or none)", r.summary)
-	}
-	var retain time.Duration
-	if r.retain != "" {
-		var err error
-		if retain, err = parseRetention(r.retain); err != nil {
-			return usageError{err}
-		}
-		if c.db == "" {
-			return usagef("--retain needs --db: a temporary database keeps nothing")
-		}
-	}
-	if _, _, err := a.selectRules(); err != nil { // bad --rule/--set/--rules: fail before loading anything
+	retain, err := r.check(fs, c, &a)
+	if err != nil {
 		return err
 	}
 	quiet := c.quiet || r.summary != "text"
@@ -84,28 +68,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 
 	results, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
 	ingested := time.Now()
-	var pruned map[string]int64
-	if retain > 0 {
-		if pruned, err = db.Prune(ctx, started.Add(-retain)); err != nil {
-			return err
-		}
-	}
-	counts, err := tableCounts(ctx, db.DB)
+	pruned, counts, err := pruneAndCount(ctx, e.logWriter(quiet), db, retain, started)
 	if err != nil {
 		return err
 	}
-	if !quiet {
-		var parts []string
-		for _, tc := range counts {
-			if tc[1].(int64) > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", tc[1], tc[0]))
-			}
-		}
-		fmt.Fprintf(e.stderr, "loaded: %s\n", strings.Join(parts, ", "))
-	}
 	var defaultSince *time.Time
 	if path != store.InMemory {
-		if defaultSince, err = previousRun(ctx, db); err != nil {
+		if defaultSince, err = db.PreviousRunStart(ctx); err != nil {
 			return err
 		}
 	}
@@ -113,33 +82,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if rep == nil && analyzeErr != nil {
 		return analyzeErr
 	}
-	exit := ExitOK
-	switch {
-	case ingestErr != nil:
-		exit = ExitError
-	case errors.As(analyzeErr, new(findingsError)):
-		exit = ExitFindings
-	case analyzeErr != nil:
-		exit = ExitError
-	}
-	s := newRunSummary(started, ingested, results, rep, pruned, exit)
-	if path != store.InMemory {
-		if err := s.record(ctx, db); err != nil {
-			return err
-		}
-	}
-	if r.summary == "json" {
-		b, _ := json.Marshal(s)
-		fmt.Fprintln(e.stderr, string(b))
-	}
-	if r.metricsFile != "" {
-		lastSuccess, err := lastSuccessfulRun(ctx, db, path == store.InMemory, exit)
-		if err != nil {
-			return err
-		}
-		if err := writeMetrics(r.metricsFile, s, rep, counts, lastSuccess); err != nil {
-			return err
-		}
+	s := newRunSummary(started, ingested, results, rep, pruned, runExitCode(ingestErr, analyzeErr))
+	if err := r.record(ctx, e, db, s, rep, counts); err != nil {
+		return err
 	}
 	if ingestErr != nil {
 		if analyzeErr != nil {
@@ -148,6 +93,96 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("some inputs could not be loaded:\n%w", ingestErr)
 	}
 	return analyzeErr
+}
+
+// check validates the run flags (and the rule selection, before anything is loaded) and
+// returns the retention period (0: keep everything).
+func (r *runFlags) check(fs *pflag.FlagSet, c *commonFlags, a *analyzeFlags) (time.Duration, error) {
+	if fs.NArg() == 0 {
+		return 0, usagef("no PATH given")
+	}
+	if err := a.output.validate(); err != nil {
+		return 0, err
+	}
+	if r.summary != "text" && r.summary != "json" && r.summary != "none" {
+		return 0, usagef("unknown --summary %q (want text, json or none)", r.summary)
+	}
+	var retain time.Duration
+	if r.retain != "" {
+		var err error
+		if retain, err = parseRetention(r.retain); err != nil {
+			return 0, usageError{err}
+		}
+		if c.db == "" {
+			return 0, usagef("--retain needs --db: a temporary database keeps nothing")
+		}
+	}
+	if _, _, err := a.selectRules(); err != nil {
+		return 0, err
+	}
+	return retain, nil
+}
+
+// pruneAndCount deletes what is older than retain before started (retain 0 keeps all), counts
+// the rows of every table and says on log (nil: nowhere) what the database holds.
+func pruneAndCount(ctx context.Context, log io.Writer, db *store.DB, retain time.Duration, started time.Time) (map[string]int64, []store.TableRows, error) {
+	var pruned map[string]int64
+	if retain > 0 {
+		var err error
+		if pruned, err = db.Prune(ctx, started.Add(-retain)); err != nil {
+			return nil, nil, err
+		}
+	}
+	counts, err := store.CountRows(ctx, db.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	if log != nil {
+		var parts []string
+		for _, tc := range counts {
+			if tc.Rows > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", tc.Rows, tc.Table))
+			}
+		}
+		fmt.Fprintf(log, "loaded: %s\n", strings.Join(parts, ", "))
+	}
+	return pruned, counts, nil
+}
+
+// runExitCode is the exit code of a run whose ingestion and analysis returned these errors.
+func runExitCode(ingestErr, analyzeErr error) int {
+	switch {
+	case ingestErr != nil:
+		return ExitError
+	case errors.As(analyzeErr, new(findingsError)):
+		return ExitFindings
+	case analyzeErr != nil:
+		return ExitError
+	}
+	return ExitOK
+}
+
+// record keeps the run in a database file's runs table, prints the JSON summary and writes
+// the metrics file, as the flags ask.
+func (r *runFlags) record(ctx context.Context, e *env, db *store.DB, s *runSummary, rep *analyze.Report, counts []store.TableRows) error {
+	inMemory := db.Path == store.InMemory
+	if !inMemory {
+		if err := db.RecordRun(ctx, s.run()); err != nil {
+			return err
+		}
+	}
+	if r.summary == "json" {
+		b, _ := json.Marshal(s)
+		fmt.Fprintln(e.stderr, string(b))
+	}
+	if r.metricsFile == "" {
+		return nil
+	}
+	lastSuccess, err := lastSuccessfulRun(ctx, db, inMemory, s.ExitCode)
+	if err != nil {
+		return err
+	}
+	return writeMetrics(r.metricsFile, s, rep, counts, lastSuccess)
 }
 
 // parseRetention reads a retention period: a Go duration (36h) or days (7d).
@@ -163,19 +198,6 @@ func parseRetention(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("--retain wants a period like 7d or 36h, got %q", s)
 }
 
-// previousRun returns when the last recorded run started (nil when there was none).
-func previousRun(ctx context.Context, db *store.DB) (*time.Time, error) {
-	var t sql.NullTime
-	if err := db.QueryRowContext(ctx, "SELECT max(started_at) FROM runs").Scan(&t); err != nil {
-		return nil, fmt.Errorf("reading the previous run: %w", err)
-	}
-	if !t.Valid {
-		return nil, nil
-	}
-	u := t.Time.UTC()
-	return &u, nil
-}
-
 // lastSuccessfulRun returns when the last run that did not fail finished: this one, or for a
 // failed run with a database, the latest recorded one (nil when none).
 func lastSuccessfulRun(ctx context.Context, db *store.DB, inMemory bool, exit int) (*time.Time, error) {
@@ -186,14 +208,7 @@ func lastSuccessfulRun(ctx context.Context, db *store.DB, inMemory bool, exit in
 	if inMemory {
 		return nil, nil
 	}
-	var t sql.NullTime
-	if err := db.QueryRowContext(ctx, "SELECT max(finished_at) FROM runs WHERE exit_code <> $1", ExitError).Scan(&t); err != nil {
-		return nil, fmt.Errorf("reading the last successful run: %w", err)
-	}
-	if !t.Valid {
-		return nil, nil
-	}
-	return &t.Time, nil
+	return db.LastRunFinishedWithout(ctx, ExitError)
 }
 
 // runSummary is the one-line JSON summary of a run, for log pipelines.
@@ -241,13 +256,8 @@ func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep
 	return s
 }
 
-// record adds the run to the runs table.
-func (s *runSummary) record(ctx context.Context, db *store.DB) error {
-	_, err := db.ExecContext(ctx, `INSERT INTO runs VALUES ($1, now(), $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		s.Started, s.Since, s.Until, s.Files, s.Rows, s.Rejected,
-		s.Findings["critical"], s.Findings["warning"], s.Findings["info"], s.ExitCode)
-	if err != nil {
-		return fmt.Errorf("recording the run: %w", err)
-	}
-	return nil
+// run is the row of the runs table for s.
+func (s *runSummary) run() store.Run {
+	return store.Run{Started: s.Started, Since: s.Since, Until: s.Until, Files: s.Files, Rows: s.Rows, Rejected: s.Rejected,
+		Critical: s.Findings["critical"], Warning: s.Findings["warning"], Info: s.Findings["info"], ExitCode: s.ExitCode}
 }

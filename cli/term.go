@@ -1,32 +1,15 @@
 package cli
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-
-	_ "github.com/duckdb/duckdb-go/v2" // registers the duckdb driver for duckdbVersion
 )
 
 func isTerminal(fd uintptr) bool { return term.IsTerminal(int(fd)) }
-
-func duckdbVersion() string {
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		return "unknown"
-	}
-	defer db.Close()
-	var v string
-	if err := db.QueryRowContext(context.Background(), "SELECT version()").Scan(&v); err != nil {
-		return "unknown"
-	}
-	return v
-}
 
 func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))

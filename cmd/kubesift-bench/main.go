@@ -157,10 +157,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 // measure loads path o.runs times with each loader and prints a row per run and the medians.
 func measure(ctx context.Context, stdout io.Writer, o options, self, work, path string, mb float64) error {
-	baseline, baseName := timeBaseline, "read_ndjson"
+	baseline, baseName := auditBaseline, "read_ndjson"
 	ingestArgs := []string{"--kind", "audit"}
 	if o.kind == "conntrack" {
-		baseline, baseName = timeLinesBaseline, "read_csv"
+		baseline, baseName = conntrackBaseline, "read_csv"
 		ingestArgs = []string{"--kind", "conntrack", "--node", "bench", "--at", "2026-11-21T00:00:00Z"}
 	}
 	fmt.Fprintf(stdout, "input %s: %.0f MB on disk\n", path, mb)
@@ -177,7 +177,7 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 			db := filepath.Join(work, "baseline.duckdb")
 			removeDB(db)
 			defer removeDB(db)
-			b, err = baseline(ctx, db, path)
+			b, err = timeBaseline(ctx, baseline, db, path)
 			return err
 		}
 		mine := func() error {

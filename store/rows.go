@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RowQuerier is what the row functions need: a *sql.DB, *sql.Conn or *sql.Tx.
+type RowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// TableRows is the number of rows of one table.
+type TableRows struct {
+	Table string
+	Rows  int64
+}
+
+// CountRows returns the number of rows of every kubesift table, in schema order.
+func CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error) {
+	out := make([]TableRows, 0, len(Tables))
+	for _, t := range Tables {
+		var n int64
+		if err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
+			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
+		}
+		out = append(out, TableRows{t.Name, n})
+	}
+	return out, nil
+}
+
+// HasRows reports whether the kubesift table named table holds a row.
+func HasRows(ctx context.Context, q RowQuerier, table string) (bool, error) {
+	if _, ok := Lookup(table); !ok {
+		return false, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
+	}
+	var has bool
+	if err := q.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+table+")").Scan(&has); err != nil {
+		return false, fmt.Errorf("reading %s: %w", table, err)
+	}
+	return has, nil
+}
+
+// SelectRows returns the query of t's rows observed in [since, until] (by TimeColumn; nil is
+// unbounded), all of them when t has no time column. The times are formatted into the SQL, as
+// COPY takes no parameters; they are times, not text.
+func SelectRows(t Table, since, until *time.Time) string {
+	col := TimeColumn(t.Name)
+	q := "SELECT * FROM " + t.Name
+	if col == "" || (since == nil && until == nil) {
+		return q
+	}
+	var conds []string
+	if since != nil {
+		conds = append(conds, fmt.Sprintf(`"%s" >= '%s'::TIMESTAMPTZ`, col, since.UTC().Format(time.RFC3339Nano)))
+	}
+	if until != nil {
+		conds = append(conds, fmt.Sprintf(`"%s" <= '%s'::TIMESTAMPTZ`, col, until.UTC().Format(time.RFC3339Nano)))
+	}
+	return q + " WHERE " + strings.Join(conds, " AND ")
+}
+
+// DuckDBVersion returns the version of the linked DuckDB library ("unknown" if it cannot say).
+func DuckDBVersion(ctx context.Context) string {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return "unknown"
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "unknown"
+	}
+	return v
+}

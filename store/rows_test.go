@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func openMemory(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), InMemory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestRunsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openMemory(t)
+	if prev, err := db.PreviousRunStart(ctx); err != nil || prev != nil {
+		t.Fatalf("no runs yet: %v, %v", prev, err)
+	}
+	t1 := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+	t2 := t1.Add(time.Hour)
+	for _, r := range []Run{{Started: t1, ExitCode: 0, Critical: 2}, {Started: t2, Since: &t1, ExitCode: 1}} {
+		if err := db.RecordRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if prev, err := db.PreviousRunStart(ctx); err != nil || prev == nil || !prev.Equal(t2) {
+		t.Errorf("previous run start %v, %v; want %v", prev, err, t2)
+	}
+	var critical int
+	if err := db.QueryRowContext(ctx, "SELECT critical FROM runs WHERE started_at = $1", t1).Scan(&critical); err != nil || critical != 2 {
+		t.Errorf("critical %d, %v", critical, err)
+	}
+	ok, err := db.LastRunFinishedWithout(ctx, 1)
+	if err != nil || ok == nil {
+		t.Fatalf("last run without exit 1: %v, %v", ok, err)
+	}
+	if none, err := db.LastRunFinishedWithout(ctx, 0); err != nil || none == nil {
+		t.Errorf("last run without exit 0: %v, %v", none, err)
+	}
+}
+
+func TestCountAndSelectRows(t *testing.T) {
+	ctx := context.Background()
+	db := openMemory(t)
+	for _, at := range []string{"2026-11-21T05:00:00Z", "2026-11-21T06:00:00Z", "2026-11-21T07:00:00Z"} {
+		if _, err := db.ExecContext(ctx, "INSERT INTO runs (started_at) VALUES ($1::TIMESTAMPTZ)", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, err := CountRows(ctx, db.DB)
+	if err != nil || len(counts) != len(Tables) {
+		t.Fatalf("%d counts, %v", len(counts), err)
+	}
+	for _, c := range counts {
+		if want := map[bool]int64{true: 3, false: 0}[c.Table == "runs"]; c.Rows != want {
+			t.Errorf("%s: %d rows, want %d", c.Table, c.Rows, want)
+		}
+	}
+	if has, err := HasRows(ctx, db.DB, "runs"); err != nil || !has {
+		t.Errorf("runs has rows: %v, %v", has, err)
+	}
+	if has, err := HasRows(ctx, db.DB, "audit_events"); err != nil || has {
+		t.Errorf("audit_events has rows: %v, %v", has, err)
+	}
+	if _, err := HasRows(ctx, db.DB, "runs; DROP TABLE runs"); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
+		t.Errorf("an unknown table: %v", err)
+	}
+	runs, _ := Lookup("runs")
+	since, until := time.Date(2026, 11, 21, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		since, until *time.Time
+		want         int
+	}{{nil, nil, 3}, {&since, nil, 2}, {nil, &since, 1}, {&since, &until, 2}} {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+SelectRows(runs, tc.since, tc.until)+")").Scan(&n); err != nil || n != tc.want {
+			t.Errorf("since %v until %v: %d rows, %v; want %d", tc.since, tc.until, n, err, tc.want)
+		}
+	}
+	errs, _ := Lookup("ingest_errors")
+	if q := SelectRows(errs, &since, &until); q != "SELECT * FROM ingest_errors" {
+		t.Errorf("a table without time column: %s", q)
+	}
+}
