@@ -268,3 +268,55 @@ GROUP BY username HAVING count(*) >= $min_requests_count ORDER BY first_seen, na
 		t.Errorf("a broken user rule: %+v", r)
 	}
 }
+
+// TestRulesTestAndCheck: rules test runs test files against user rules (exit 1 naming the failed
+// case), and rules check finds a query that does not run, before any data is loaded.
+func TestRulesTestAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "err-lines.yaml"), []byte(`id: err-lines
+title: Rejected lines
+severity: warning
+description: Counts rejected lines per file.
+remediation: Look at the file.
+references: [https://kubernetes.io/docs/tasks/debug/debug-cluster/audit/]
+inputs: [ingest_errors]
+summary: '{{.Name}}: {{.Count}} rejected {{plural .Count "line" "lines"}}'
+params:
+  - name: min_lines_count
+    default: 2
+    description: rejected lines of one file that make a finding
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "err-lines.sql"), []byte(`SELECT 'err-lines' AS rule, 'warning' AS severity, '' AS namespace, source_file AS name,
+  '' AS subject, now() AS first_seen, now() AS last_seen, count(*) AS count, NULL AS facts, to_json(list(line ORDER BY line)) AS evidence
+FROM ingest_errors WHERE $since IS NULL OR $until IS NULL GROUP BY source_file HAVING count(*) >= $min_lines_count`), 0o644)
+	tests := filepath.Join(dir, "err-lines.test.yaml")
+	os.WriteFile(tests, []byte(`rule: err-lines
+tests:
+  - name: two bad lines
+    tables:
+      ingest_errors: [{source_file: a.log, line: 3}, {source_file: a.log, line: 9}, {source_file: b.log, line: 1}]
+    expect:
+      - {object: a.log, count: 2, summary: "a.log: 2 rejected lines"}
+  - name: one bad line is fine
+    tables:
+      ingest_errors: [{source_file: a.log, line: 3}]
+    expect: []
+  - name: a wrong expectation
+    params: {min_lines_count: 1}
+    tables:
+      ingest_errors: [{source_file: a.log, line: 3}]
+    expect: []
+`), 0o644)
+	r := runCLI(t, "rules", "test", "--rules", dir, tests)
+	if r.code != ExitError || !strings.Contains(r.stdout, "ok    "+tests+": two bad lines\n") || !strings.Contains(r.stdout, "ok    "+tests+": one bad line is fine\n") ||
+		!strings.Contains(r.stdout, "FAIL  "+tests+": a wrong expectation\n      unexpected: err-lines warning a.log count=1") || !strings.Contains(r.stdout, "2 passed, 1 failed") {
+		t.Errorf("rules test: %+v", r)
+	}
+	if r := runCLI(t, "rules", "check", dir); r.code != ExitOK {
+		t.Errorf("rules check of good rules: %+v", r)
+	}
+	os.WriteFile(filepath.Join(dir, "err-lines.sql"), []byte("SELECT no_such_column FROM ingest_errors WHERE $since IS NULL OR $until IS NULL OR $min_lines_count > 0"), 0o644)
+	if r := runCLI(t, "rules", "check", dir); r.code != ExitError || !strings.Contains(r.stderr, `err-lines.sql: Binder Error: Referenced column "no_such_column" not found`) {
+		t.Errorf("rules check of a broken query: %+v", r)
+	}
+}

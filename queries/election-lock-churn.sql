@@ -160,6 +160,7 @@ lock_stats AS (
 watch_reqs AS (
     SELECT a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
            coalesce(any_value(a.user_agent), '') AS user_agent,
+           coalesce(any_value(a.source_ips[1]), '') AS client_ip,
            any_value(a.field_selector) AS field_selector,
            min(a.received_at) AS started_at,
            coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
@@ -170,8 +171,11 @@ watch_reqs AS (
     GROUP BY a.audit_id, a.resource, a.namespace
     HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)
 ),
+-- a watcher is one watching client: user + client address, so that every pod of a DaemonSet (one
+-- username and userAgent, one address each) counts; every one of them receives each lock write
 lock_watchers AS (
-    SELECT l.kind, l.namespace, l.name, w.username, w.user_agent,
+    SELECT l.kind, l.namespace, l.name, w.username, w.client_ip,
+           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent,
            min(w.started_at) AS started_at, arg_min(w.audit_id, w.started_at) AS audit_id,
            arg_min(w.source_file, w.started_at) AS source_file, arg_min(w.source_line, w.started_at) AS source_line,
            count(*) AS requests
@@ -227,7 +231,7 @@ ann_evidence AS (
         SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
                struct_pack(type := 'write', action := action, "at" := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
                            audit_id := audit_id, verb := verb, file := source_file, line := source_line,
-                           user_name := username, user_agent := user_agent,
+                           user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
                            holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
         FROM lock_writes_flag
         WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
@@ -236,7 +240,7 @@ ann_evidence AS (
         SELECT kind, namespace, name, 2, started_at, audit_id,
                struct_pack(type := 'watcher', action := 'watch', "at" := strftime(started_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
                            audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
-                           user_name := username, user_agent := user_agent,
+                           user_name := username, user_agent := user_agent, client_ip := client_ip,
                            holder := NULL::VARCHAR, leader_transitions := NULL::BIGINT, watch_requests := requests)
         FROM lock_watchers
         UNION ALL
@@ -244,7 +248,7 @@ ann_evidence AS (
         SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
                struct_pack(type := 'snapshot', action := 'holder', "at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
                            audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
-                           user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR,
+                           user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
                            holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
         FROM snap_seq s
         JOIN lock_stats l USING (kind, namespace, name)

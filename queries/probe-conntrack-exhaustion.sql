@@ -93,20 +93,21 @@ snap AS (
     SELECT s.*,
            CASE WHEN s.max_eff > 0 THEN 100.0 * s.ct_count / s.max_eff END AS usage_pct,
            CASE WHEN s.entries > 0 THEN 100.0 * s.time_wait / s.entries END AS tw_pct,
-           -- counters are cumulative since boot: what is new since the previous capture (all of it for the first one,
-           -- or after a reset: reboot, other netns)
-           CASE WHEN s.prev_drops IS NULL OR s.drops < s.prev_drops THEN s.drops ELSE s.drops - s.prev_drops END AS new_drops,
-           CASE WHEN s.prev_insert_failed IS NULL OR s.insert_failed < s.prev_insert_failed THEN s.insert_failed ELSE s.insert_failed - s.prev_insert_failed END AS new_insert_failed,
-           CASE WHEN s.prev_early_drops IS NULL OR s.early_drops < s.prev_early_drops THEN s.early_drops ELSE s.early_drops - s.prev_early_drops END AS new_early_drops
+           -- counters are cumulative since boot: what is new since the previous capture (also before --since). The
+           -- node's first capture is the baseline (its counters may be months old: nothing new); after a reset
+           -- (reboot, other netns) the counters are new since it.
+           CASE WHEN s.drops < s.prev_drops THEN s.drops ELSE s.drops - s.prev_drops END AS new_drops,
+           CASE WHEN s.insert_failed < s.prev_insert_failed THEN s.insert_failed ELSE s.insert_failed - s.prev_insert_failed END AS new_insert_failed,
+           CASE WHEN s.early_drops < s.prev_early_drops THEN s.early_drops ELSE s.early_drops - s.prev_early_drops END AS new_early_drops
     FROM snap1 s, win
     WHERE (s.ts IS NULL AND win.since IS NULL AND win.until IS NULL)
        OR (s.ts >= win.t0 AND s.ts <= win.t1)
 ),
 snap_sev AS (
     SELECT s.*,
-           (coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0 OR coalesce(s.new_insert_failed, 0) > 0
-            OR s.table_full_lines > 0) AS has_drops,
-           CASE WHEN coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0 OR coalesce(s.new_insert_failed, 0) > 0
+           -- insert_failed (and clash_resolve) count insertion races, mostly SNAT port or DNS clashes: not drops
+           (coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0 OR s.table_full_lines > 0) AS has_drops,
+           CASE WHEN coalesce(s.new_drops, 0) > 0 OR coalesce(s.new_early_drops, 0) > 0
                      OR s.table_full_lines > 0
                      OR s.usage_pct >= CAST($critical_usage_percent AS DOUBLE) THEN 2
                 WHEN s.usage_pct >= CAST($warning_usage_percent AS DOUBLE) THEN 1

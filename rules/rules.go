@@ -94,7 +94,11 @@ func Builtin() ([]Rule, error) {
 	return load(builtinFiles, ".", "builtin", func(id string) (string, bool) { return queries.SQL(id) })
 }
 
-// LoadDir reads the rules of a user directory: <id>.yaml files, each with <id>.sql beside it.
+// TestFileSuffix names rule test files that may sit beside the rules: <id>.test.yaml.
+const TestFileSuffix = ".test.yaml"
+
+// LoadDir reads the rules of a user directory: <id>.yaml files, each with <id>.sql beside it
+// (<id>.test.yaml files are tests, see TestFile).
 func LoadDir(dir string) ([]Rule, error) {
 	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading rules: %w", err)
@@ -134,6 +138,9 @@ func load(fsys fs.FS, dir, source string, sqlOf func(id string) (string, bool)) 
 	var errs []error
 	seen := map[string]string{}
 	for _, p := range paths {
+		if strings.HasSuffix(p, TestFileSuffix) {
+			continue // a rule test file kept beside its rule
+		}
 		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			errs = append(errs, err)

@@ -1,0 +1,179 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+// Loader loads input files into db, as `kubesift ingest` does; rule tests with files need one.
+type Loader func(ctx context.Context, db *store.DB, paths []string) error
+
+// TestResult is the outcome of one rule test case.
+type TestResult struct {
+	File, Case string
+	Positive   bool  // the case expects findings
+	Err        error // nil when the case passed
+}
+
+// RunTests runs every case of tf against its rule from rs, each on a fresh in-memory database.
+// load may be nil when no case has files.
+func RunTests(ctx context.Context, tf *rules.TestFile, rs []rules.Rule, load Loader) []TestResult {
+	i := slices.IndexFunc(rs, func(r rules.Rule) bool { return r.ID == tf.Rule })
+	var out []TestResult
+	for _, c := range tf.Tests {
+		res := TestResult{File: tf.Name, Case: c.Name, Positive: c.Positive()}
+		if i < 0 {
+			res.Err = fmt.Errorf("rule %q is not loaded", tf.Rule)
+		} else {
+			res.Err = runCase(ctx, tf, c, rs[i], load)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.Rule, load Loader) error {
+	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, table := range slices.Sorted(maps.Keys(c.Tables)) {
+		for n, row := range c.Tables[table] {
+			full := maps.Clone(tf.Defaults[table])
+			if full == nil {
+				full = map[string]any{}
+			}
+			maps.Copy(full, row)
+			if err := insertRow(ctx, db, table, full); err != nil {
+				return fmt.Errorf("tables.%s[%d]: %w", table, n, err)
+			}
+		}
+	}
+	if len(c.Files) > 0 {
+		if load == nil {
+			return fmt.Errorf("files given but no loader")
+		}
+		paths := make([]string, len(c.Files))
+		for i, f := range c.Files {
+			paths[i] = filepath.Join(filepath.Dir(tf.Name), f)
+		}
+		if err := load(ctx, db, paths); err != nil {
+			return fmt.Errorf("loading %s: %w", strings.Join(paths, ", "), err)
+		}
+	}
+	rep, err := Run(ctx, db, []rules.Rule{r}, Options{Since: c.Since, Until: c.Until, Set: map[string]map[string]any{r.ID: c.Params}})
+	if err != nil {
+		return err
+	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		return failed[0].Err
+	}
+	return compareFindings(*c.Expect, rep.Findings)
+}
+
+// compareFindings pairs every expected match with a distinct finding and reports the matches
+// without a finding and the findings without a match.
+func compareFindings(expect []rules.Match, findings []Finding) error {
+	used := make([]bool, len(findings))
+	var problems []string
+	for _, m := range expect {
+		found := false
+		for i, f := range findings {
+			if !used[i] && m.Matches(MatchFinding(f)) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			problems = append(problems, "missing: "+m.String())
+		}
+	}
+	for i, f := range findings {
+		if !used[i] {
+			problems = append(problems, fmt.Sprintf("unexpected: %s %s %s count=%d subject=%q summary=%q evidence=%s", f.Rule, f.Severity, object(f), f.Count, f.Subject, f.Summary, f.Evidence))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// MatchFinding is f as rules.Match sees it.
+func MatchFinding(f Finding) rules.Finding {
+	var items []json.RawMessage
+	if json.Unmarshal(f.Evidence, &items) != nil {
+		items = []json.RawMessage{f.Evidence}
+	}
+	return rules.Finding{Rule: f.Rule, Object: object(f), Subject: f.Subject, Summary: f.Summary, Severity: f.Severity, Count: f.Count, Evidence: items}
+}
+
+// insertRow adds one row to table: each value is cast to its column's type; lists and maps go
+// through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column).
+func insertRow(ctx context.Context, db *store.DB, table string, row map[string]any) error {
+	t, ok := store.Lookup(table)
+	if !ok {
+		return fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
+	}
+	var cols, exprs []string
+	var args []any
+	for _, name := range slices.Sorted(maps.Keys(row)) {
+		i := slices.IndexFunc(t.Columns, func(c store.Column) bool { return c.Name == name })
+		if i < 0 {
+			return fmt.Errorf("table %s has no column %q", table, name)
+		}
+		typ := t.Columns[i].Type
+		v := row[name]
+		cols = append(cols, `"`+name+`"`)
+		switch v.(type) {
+		case []any, map[string]any:
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("column %s: %w", name, err)
+			}
+			v = string(b)
+			if typ == "JSON" {
+				exprs = append(exprs, "CAST(? AS JSON)")
+			} else {
+				exprs = append(exprs, "CAST(CAST(? AS JSON) AS "+typ+")")
+			}
+		default:
+			exprs = append(exprs, "CAST(? AS "+typ+")")
+		}
+		args = append(args, v)
+	}
+	_, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(exprs, ", ")), args...)
+	return err
+}
+
+// CheckQueries runs every rule's query on an empty database: a syntax error, an unknown table or
+// column, a broken column contract or summary template shows up here, before any data is loaded.
+func CheckQueries(ctx context.Context, rs []rules.Rule) error {
+	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Sandboxed(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var errs []error
+	for _, r := range rs {
+		if _, err := runRule(ctx, conn, r, Options{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s.sql: %w", r.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
