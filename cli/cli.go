@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/store"
@@ -32,6 +33,7 @@ type env struct {
 	stdin          io.Reader
 	getenv         func(string) string
 	isTerminal     func(fd uintptr) bool
+	flagSets       func(*pflag.FlagSet) // when set, receives each verb's flags (see commandTree)
 }
 
 type verb struct {
@@ -53,6 +55,7 @@ func verbs() []verb {
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},
 		{"export", "export the tables to csv, xlsx or parquet", runExport},
 		{"version", "print the version", runVersion},
+		{"completion", "print the shell completion script (bash, zsh or fish)", runCompletion},
 	}
 }
 
@@ -80,6 +83,9 @@ func (e *env) main(ctx context.Context, args []string) int {
 			return ExitUsage
 		}
 		return ExitOK
+	}
+	if args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd {
+		return e.complete(ctx, args)
 	}
 	if args[0] == "--version" {
 		args[0] = "version"
@@ -119,7 +125,7 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "kubesift sifts Kubernetes audit logs, conntrack dumps and endpoint snapshots for traffic pathologies.")
 	fmt.Fprintln(w, "\nUsage: kubesift COMMAND [flags] [args]\n\nCommands:")
 	for _, v := range verbs() {
-		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'kubesift COMMAND -h' for a command's flags.")
 }
@@ -135,6 +141,9 @@ func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 		fmt.Fprintf(e.stdout, "Usage: kubesift %s [flags] %s\n\n%s\n\nFlags:\n%s", name, args, doc, fs.FlagUsages())
 	}
 	fs.SetOutput(io.Discard) // parse errors are reported once, by main
+	if e.flagSets != nil {
+		e.flagSets(fs)
+	}
 	return fs, c
 }
 

@@ -115,9 +115,12 @@ type outputFlag struct {
 	force   bool
 }
 
+// outputUsage starts the help of -o, followed by the formats (completion reads them from it).
+const outputUsage = "output format: "
+
 func addOutputFlag(fs *pflag.FlagSet, def string, allowed ...string) *outputFlag {
 	o := &outputFlag{allowed: allowed}
-	fs.StringVarP(&o.format, "output", "o", def, "output format: "+strings.Join(allowed, ", "))
+	fs.StringVarP(&o.format, "output", "o", def, outputUsage+strings.Join(allowed, ", "))
 	fs.StringVar(&o.out, "out", "", "write to this file instead of stdout (written whole, then renamed into place)")
 	fs.BoolVar(&o.force, "force", false, "overwrite the --out file if it exists")
 	return o
