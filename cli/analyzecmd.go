@@ -141,7 +141,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if len(f.namespaces) > 0 {
 		rep.KeepNamespaces(f.namespaces)
 	}
-	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, rep, f.output.format) }); err != nil {
+	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
 	if failed := rep.Failed(); len(failed) > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/store"
@@ -55,6 +56,7 @@ func verbs() []verb {
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},
 		{"export", "export the tables to csv, xlsx or parquet", runExport},
 		{"version", "print the version", runVersion},
+		{"completion", "print the shell completion script (bash, zsh or fish)", runCompletion},
 	}
 }
 
@@ -82,6 +84,9 @@ func (e *env) main(ctx context.Context, args []string) int {
 			return ExitUsage
 		}
 		return ExitOK
+	}
+	if args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd {
+		return e.complete(ctx, args)
 	}
 	if args[0] == "--version" {
 		args[0] = "version"
@@ -121,7 +126,7 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "kubesift sifts Kubernetes audit logs, conntrack dumps and endpoint snapshots for traffic pathologies.")
 	fmt.Fprintln(w, "\nUsage: kubesift COMMAND [flags] [args]\n\nCommands:")
 	for _, v := range verbs() {
-		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'kubesift COMMAND -h' for a command's flags.")
 }

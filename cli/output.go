@@ -19,16 +19,22 @@ import (
 
 	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/analyze/htmlreport"
+	"github.com/kubesift/kubesift/store"
 	"github.com/kubesift/kubesift/tabular"
 )
 
 // reportFormats are the formats of analyze and run: analyze's and html.
 var reportFormats = append(slices.Clip(analyze.Formats), "html")
 
-// writeReport renders rep in format: html here (htmlreport builds on analyze), the others in analyze.
-func writeReport(ctx context.Context, w io.Writer, rep *analyze.Report, format string) error {
+// writeReport renders rep in format: html here (htmlreport builds on analyze; its charts may
+// query db), the others in analyze.
+func writeReport(ctx context.Context, w io.Writer, db *store.DB, rep *analyze.Report, format string) error {
 	if format == "html" {
-		return htmlreport.Write(w, htmlreport.Build(rep))
+		queried, err := analyze.ChartRows(ctx, db, rep)
+		if err != nil {
+			return err
+		}
+		return htmlreport.Write(w, htmlreport.Build(rep, queried))
 	}
 	return analyze.WriteContext(ctx, w, rep, format)
 }
@@ -109,9 +115,12 @@ type outputFlag struct {
 	force   bool
 }
 
+// outputUsage starts the help of -o, followed by the formats (completion reads them from it).
+const outputUsage = "output format: "
+
 func addOutputFlag(fs *pflag.FlagSet, def string, allowed ...string) *outputFlag {
 	o := &outputFlag{allowed: allowed}
-	fs.StringVarP(&o.format, "output", "o", def, "output format: "+strings.Join(allowed, ", "))
+	fs.StringVarP(&o.format, "output", "o", def, outputUsage+strings.Join(allowed, ", "))
 	fs.StringVar(&o.out, "out", "", "write to this file instead of stdout (written whole, then renamed into place)")
 	fs.BoolVar(&o.force, "force", false, "overwrite the --out file if it exists")
 	return o

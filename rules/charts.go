@@ -18,6 +18,9 @@ var ChartKinds = []string{"swimlane", "series", "events", "bars"}
 //   - series: a line per column of Values over Time; rows matching Mark are marked.
 //   - events: a lane per value of Lane, a mark per row at its Time, coloured by State.
 //   - bars: a bar per value of Lane, as long as the (first) column of Values, longest first.
+//
+// With Query, the rows come from the query charts/<Query>.sql (beside the rule's query) instead
+// of the evidence, for data the evidence does not hold; it may use the finding's ChartParams.
 type Chart struct {
 	Kind   string            `yaml:"kind"`
 	Title  string            `yaml:"title"`
@@ -29,6 +32,36 @@ type Chart struct {
 	State  string            `yaml:"state"`
 	Values []string          `yaml:"values"`
 	Mark   map[string]string `yaml:"mark"`
+	Query  string            `yaml:"query"`
+
+	SQL string `yaml:"-"` // the query named by Query
+}
+
+// ChartParams are the named parameters of a chart query: the finding's object, subject and
+// span, and the analysis window.
+var ChartParams = []string{"namespace", "name", "subject", "first_seen", "last_seen", "since", "until"}
+
+// loadChartSQL reads the queries of r's charts with sqlOf("charts/NAME") and checks their
+// parameters.
+func loadChartSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
+	var errs []error
+	for i, c := range r.Charts {
+		if c.Query == "" {
+			continue
+		}
+		sql, ok := sqlOf("charts/" + c.Query)
+		if !ok {
+			errs = append(errs, fmt.Errorf("rule %s: charts[%d]: no query charts/%s.sql", r.ID, i, c.Query))
+			continue
+		}
+		for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(sql), -1) {
+			if !slices.Contains(ChartParams, m[1]) {
+				errs = append(errs, fmt.Errorf("charts/%s.sql: $%s is not a chart parameter (%s)", c.Query, m[1], strings.Join(ChartParams, ", ")))
+			}
+		}
+		r.Charts[i].SQL = sql
+	}
+	return errs
 }
 
 // checkCharts returns the problems of a rule's charts.
@@ -54,6 +87,9 @@ func checkCharts(charts []Chart) []string {
 		}
 		if len(c.Mark) > 0 && c.Kind != "series" {
 			bad("mark is for series charts")
+		}
+		if c.Query != "" && !idPattern.MatchString(c.Query) {
+			bad("query %q: want the name of charts/NAME.sql, lowercase words joined by dashes", c.Query)
 		}
 		if len(c.Values) > 1 && c.Kind == "bars" {
 			bad("a bars chart takes one column of values")

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,38 @@ func TestBuiltinRulesDeclareCharts(t *testing.T) {
 		if len(r.Charts) == 0 {
 			t.Errorf("rule %s declares no chart", r.ID)
 		}
+	}
+}
+
+// TestChartQueriesOfAUserDirectory: a chart's query is read from charts/NAME.sql beside the
+// rule, and may use only the chart parameters.
+func TestChartQueriesOfAUserDirectory(t *testing.T) {
+	dir := t.TempDir()
+	rule := string(mustRead(t, "testdata/minimal.good.yaml"))
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("minimal.yaml", rule+"\ncharts:\n  - {kind: events, title: E, query: minimal-events, time: at, lane: who}\n")
+	write("minimal.sql", "SELECT $window_minutes, $since, $until")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "no query charts/minimal-events.sql") {
+		t.Errorf("missing chart query: %v", err)
+	}
+	write("charts/minimal-events.sql", "SELECT stage_at AS at, username AS who FROM audit_events WHERE name = $name AND verb = $verb")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "$verb is not a chart parameter") {
+		t.Errorf("chart query with an unknown parameter: %v", err)
+	}
+	write("charts/minimal-events.sql", "SELECT stage_at AS at, username AS who FROM audit_events WHERE name = $name AND stage_at <= $last_seen")
+	rs, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rs[0].Charts[0].SQL, "$last_seen") {
+		t.Errorf("chart SQL %q", rs[0].Charts[0].SQL)
 	}
 }

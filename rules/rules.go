@@ -163,6 +163,10 @@ func load(fsys fs.FS, dir, source string, sqlOf func(id string) (string, bool)) 
 			continue
 		}
 		r.SQL, r.Source = sql, source
+		if cErrs := loadChartSQL(&r, sqlOf); len(cErrs) > 0 {
+			errs = append(errs, cErrs...)
+			continue
+		}
 		if qErrs := checkSQL(r); len(qErrs) > 0 {
 			errs = append(errs, qErrs...)
 			continue

@@ -21,9 +21,9 @@ const (
 // row is one chart row: evidence columns decoded from JSON (numbers as json.Number).
 type row map[string]any
 
-// chartRows returns the rows chart c draws from a finding's evidence.
-func chartRows(c rules.Chart, evidence json.RawMessage) []row {
-	dec := json.NewDecoder(bytes.NewReader(evidence))
+// chartRows returns the rows chart c draws from data: a finding's evidence or its query's rows.
+func chartRows(c rules.Chart, data json.RawMessage) []row {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var items []any
 	if dec.Decode(&items) != nil {

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -47,7 +48,7 @@ var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#
 
 var stateColors = map[string]string{
 	"ready": "#59a14f", "notReady": "#f28e2b", "terminating": "#edc948", "absent": "#bab0ac", "deleted": "#bab0ac",
-	"delete": "#e15759", "create": "#4e79a7", "acquire": "#e15759", "release": "#f28e2b", "renew": "#4e79a7", "write": "#4e79a7", "watch": "#76b7b2",
+	"delete": "#e15759", "create": "#4e79a7", "acquire": "#e15759", "release": "#f28e2b", "renew": "#4e79a7", "write": "#b07aa1", "watch": "#76b7b2",
 }
 
 const spanColor = "#fcf5dc" // the finding's first_seen..last_seen
@@ -101,12 +102,13 @@ func parseHex(hex string) color.Color {
 	return color.RGBA{r, g, b, 255}
 }
 
-// drawChart draws chart c of finding f.
-func drawChart(c rules.Chart, f analyze.Finding) Chart {
-	rs := chartRows(c, f.Evidence)
+// drawChart draws chart c of finding f from data, a JSON list of row objects (its evidence, or
+// the rows of the chart's query).
+func drawChart(c rules.Chart, f analyze.Finding, data json.RawMessage) Chart {
+	rs := chartRows(c, data)
 	out := Chart{Kind: c.Kind, Title: c.Title, Rows: len(rs)}
 	if len(rs) == 0 {
-		out.Notes = append(out.Notes, "no evidence rows for this chart")
+		out.Notes = append(out.Notes, "no rows for this chart")
 		return out
 	}
 	var p *plot.Plot

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	_ "embed"
+	"encoding/json"
 	"html/template"
 	"io"
 	"strings"
@@ -65,8 +66,9 @@ type Evidence struct {
 	Rows    [][]string `json:"-"`
 }
 
-// Build turns a report into the page's data, drawing each finding's charts.
-func Build(rep *analyze.Report) *Document {
+// Build turns a report into the page's data, drawing each finding's charts from its evidence
+// or, for a chart with a query, from queried[finding][chart] (see analyze.ChartRows).
+func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 	doc := &Document{Window: window(rep), Version: rep.Version}
 	for _, in := range rep.Inputs {
 		doc.Inputs = append(doc.Inputs, Input{in.Table, in.Rows})
@@ -89,8 +91,15 @@ func Build(rep *analyze.Report) *Document {
 			Summary: f.Summary, Remediation: strings.TrimSpace(r.Remediation), References: r.References,
 			Evidence: evidence(f),
 		}
-		for _, c := range r.Charts {
-			fv.Charts = append(fv.Charts, drawChart(c, f))
+		for j, c := range r.Charts {
+			data := f.Evidence
+			if c.Query != "" {
+				data = nil
+				if i < len(queried) && j < len(queried[i]) {
+					data = queried[i][j]
+				}
+			}
+			fv.Charts = append(fv.Charts, drawChart(c, f, data))
 		}
 		doc.Findings = append(doc.Findings, fv)
 		if i == 0 || f.FirstSeen.Before(first) {

@@ -46,14 +46,14 @@ func scenarios(t *testing.T) []string {
 	return dirs
 }
 
-// reports caches scenarioReport: the goldens and the browser test share them.
-var reports sync.Map
+// docs caches scenarioDoc: the goldens and the browser test share them.
+var docs sync.Map
 
-// scenarioReport loads samples/<sc> and runs the built-in rules over it.
-func scenarioReport(t testing.TB, sc string) *analyze.Report {
+// scenarioDoc loads samples/<sc>, runs the built-in rules over it and builds the report.
+func scenarioDoc(t testing.TB, sc string) *Document {
 	t.Helper()
-	if rep, ok := reports.Load(sc); ok {
-		return rep.(*analyze.Report)
+	if doc, ok := docs.Load(sc); ok {
+		return doc.(*Document)
 	}
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.InMemory, store.Options{})
@@ -77,8 +77,13 @@ func scenarioReport(t testing.TB, sc string) *analyze.Report {
 		t.Fatal(err)
 	}
 	rep.Version = "test"
-	reports.Store(sc, rep)
-	return rep
+	queried, err := analyze.ChartRows(ctx, db, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := Build(rep, queried)
+	docs.Store(sc, doc)
+	return doc
 }
 
 // TestScenarioGoldens compares the report's data (not its bytes) for every scenario with
@@ -87,7 +92,7 @@ func scenarioReport(t testing.TB, sc string) *analyze.Report {
 func TestScenarioGoldens(t *testing.T) {
 	for _, sc := range scenarios(t) {
 		t.Run(sc, func(t *testing.T) {
-			doc := Build(scenarioReport(t, sc))
+			doc := scenarioDoc(t, sc)
 			for _, f := range doc.Findings {
 				if len(f.Charts) == 0 {
 					t.Errorf("finding %d (%s) has no chart", f.Number, f.Rule)
@@ -133,6 +138,8 @@ func finding(t *testing.T, rule string, items []map[string]any) analyze.Finding 
 		FirstSeen: start, LastSeen: start.Add(time.Hour), Count: int64(len(items)), Summary: "s", Evidence: ev}
 }
 
+func fromEvidence(c rules.Chart, f analyze.Finding) Chart { return drawChart(c, f, f.Evidence) }
+
 func at(minutes int) string {
 	return time.Date(2026, 11, 21, 5, minutes, 0, 0, time.UTC).Format(time.RFC3339Nano)
 }
@@ -147,7 +154,7 @@ func TestSwimlaneOfManyAddressesSaysWhatItLeavesOut(t *testing.T) {
 		items = append(items, map[string]any{"ip": fmt.Sprintf("10.0.%d.%d", i/250, i%250), "pod": fmt.Sprintf("p-%d", i), "sequence": seq})
 	}
 	c := rules.Chart{Kind: "swimlane", Title: "t", Rows: "sequence", Time: "at", Lane: "ip", Label: "pod", State: "state"}
-	got := drawChart(c, finding(t, "r", items))
+	got := fromEvidence(c, finding(t, "r", items))
 	if len(got.Lanes) != maxLanes || got.Rows != 6030 {
 		t.Fatalf("%d lanes of %d rows, want %d lanes of 6030 rows", len(got.Lanes), got.Rows, maxLanes)
 	}
@@ -173,7 +180,7 @@ func TestEventsMergeTheLanesPastTheLimit(t *testing.T) {
 		items = append(items, map[string]any{"at": at(i % 60), "who": fmt.Sprintf("client-%02d", i), "verb": "delete"})
 	}
 	items = append(items, map[string]any{"at": "not a time", "who": "x", "verb": "delete"})
-	got := drawChart(rules.Chart{Kind: "events", Title: "t", Time: "at", Lane: "who", State: "verb"}, finding(t, "r", items))
+	got := fromEvidence(rules.Chart{Kind: "events", Title: "t", Time: "at", Lane: "who", State: "verb"}, finding(t, "r", items))
 	if len(got.Lanes) != maxLanes || got.Lanes[maxLanes-1] != "61 others" || got.Marks != 100 {
 		t.Errorf("lanes %d, last %q, marks %d; want %d, \"61 others\", 100", len(got.Lanes), got.Lanes[len(got.Lanes)-1], got.Marks, maxLanes)
 	}
@@ -190,7 +197,7 @@ func TestSeriesMarksAndWhere(t *testing.T) {
 		{"type": "watch", "at": at(4), "rv": nil, "code": 200},
 	}
 	c := rules.Chart{Kind: "series", Title: "t", Where: map[string]string{"type": "watch"}, Time: "at", Values: []string{"rv", "missing"}, Mark: map[string]string{"code": "410"}}
-	got := drawChart(c, finding(t, "r", items))
+	got := fromEvidence(c, finding(t, "r", items))
 	if got.Rows != 3 || got.Marks != 3 { // two values and one mark
 		t.Errorf("rows %d marks %d, want 3 and 3", got.Rows, got.Marks)
 	}
@@ -200,7 +207,7 @@ func TestSeriesMarksAndWhere(t *testing.T) {
 	if !strings.Contains(strings.Join(got.Notes, ";"), "no values of missing") {
 		t.Errorf("notes %q", got.Notes)
 	}
-	none := drawChart(rules.Chart{Kind: "series", Title: "t", Where: map[string]string{"type": "none"}, Time: "at", Values: []string{"rv"}}, finding(t, "r", items))
+	none := fromEvidence(rules.Chart{Kind: "series", Title: "t", Where: map[string]string{"type": "none"}, Time: "at", Values: []string{"rv"}}, finding(t, "r", items))
 	if none.SVG != "" || len(none.Notes) != 1 {
 		t.Errorf("a chart without rows: svg %d bytes, notes %q", len(none.SVG), none.Notes)
 	}
@@ -211,7 +218,7 @@ func TestBarsKeepTheLargest(t *testing.T) {
 	for i := range 30 {
 		items = append(items, map[string]any{"dst": fmt.Sprintf("d%d", i), "n": i})
 	}
-	got := drawChart(rules.Chart{Kind: "bars", Title: "t", Lane: "dst", Values: []string{"n"}}, finding(t, "r", items))
+	got := fromEvidence(rules.Chart{Kind: "bars", Title: "t", Lane: "dst", Values: []string{"n"}}, finding(t, "r", items))
 	if got.Marks != maxBars || got.Lanes[0] != "d29" || len(got.Notes) != 1 {
 		t.Errorf("marks %d, first %q, notes %q", got.Marks, got.Lanes[0], got.Notes)
 	}
@@ -246,7 +253,7 @@ func TestTimeTicksFitTheSpan(t *testing.T) {
 // other resource (links to references are the only URLs, and they are not fetched).
 func TestPageLoadsNothing(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Write(&buf, Build(scenarioReport(t, "flapping"))); err != nil {
+	if err := Write(&buf, scenarioDoc(t, "flapping")); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

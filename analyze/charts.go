@@ -1,0 +1,91 @@
+package analyze
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+)
+
+// ChartRows runs the chart queries (rules.Chart.Query) of the report's findings, sandboxed:
+// rows[i][j] holds the rows of chart j of finding i as a JSON list of objects, nil for a chart
+// drawn from the evidence.
+func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMessage, error) {
+	byID := map[string]rules.Rule{}
+	for _, o := range rep.Outcomes {
+		byID[o.Rule.ID] = o.Rule
+	}
+	var conn *sql.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	out := make([][]json.RawMessage, len(rep.Findings))
+	for i, f := range rep.Findings {
+		charts := byID[f.Rule].Charts
+		out[i] = make([]json.RawMessage, len(charts))
+		for j, c := range charts {
+			if c.SQL == "" {
+				continue
+			}
+			if conn == nil {
+				var err error
+				if conn, err = db.Sandboxed(ctx); err != nil {
+					return nil, err
+				}
+			}
+			rows, err := chartQuery(ctx, conn, c.SQL, f, rep)
+			if err != nil {
+				return nil, fmt.Errorf("rule %s chart query charts/%s.sql: %w", f.Rule, c.Query, err)
+			}
+			out[i][j] = rows
+		}
+	}
+	return out, nil
+}
+
+func chartQuery(ctx context.Context, conn *sql.Conn, query string, f Finding, rep *Report) (json.RawMessage, error) {
+	var since, until any
+	if rep.Since != nil {
+		since = *rep.Since
+	}
+	if rep.Until != nil {
+		until = *rep.Until
+	}
+	rows, err := conn.QueryContext(ctx, query,
+		sql.Named("namespace", f.Namespace), sql.Named("name", f.Name), sql.Named("subject", f.Subject),
+		sql.Named("first_seen", f.FirstSeen), sql.Named("last_seen", f.LastSeen),
+		sql.Named("since", since), sql.Named("until", until))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	items := []map[string]any{}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		item := make(map[string]any, len(cols))
+		for i, c := range cols {
+			item[c] = vals[i]
+		}
+		items = append(items, item)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(items)
+}

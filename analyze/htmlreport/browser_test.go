@@ -1,0 +1,209 @@
+package htmlreport
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium to drive: skipped with a message when there is none, failed under
+// CI=true (.ci/run installs Debian's chromium).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH; .ci/run installs Debian's chromium for this test")
+	}
+	t.Skip("no chromium on PATH (apt-get install chromium): the HTML report is not checked in a browser")
+	return ""
+}
+
+// pageCheck is what the browser measures on a report page.
+type pageCheck struct {
+	Findings int     `json:"findings"`
+	Charts   [][]int `json:"charts"`   // per finding, per chart: SVG shapes in it
+	Overflow float64 `json:"overflow"` // page wider than the window (px)
+	Overview float64 `json:"overview"` // overview table wider than its box (px)
+}
+
+const measureJS = `(() => {
+  const sections = [...document.querySelectorAll("section.finding")];
+  const overview = document.getElementById("overview");
+  return {
+    findings: sections.length,
+    charts: sections.map(s => [...s.querySelectorAll("figure.chart")].map(f => f.querySelectorAll("svg.chart path, svg.chart text").length)),
+    overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    overview: overview ? overview.scrollWidth - overview.parentElement.clientWidth : 0,
+  };
+})()`
+
+// TestReportsInChromium opens the report of every scenario in headless Chromium with JavaScript
+// on and off, at 1280 and 1920 px: no console errors, no network request but the page itself,
+// every finding's charts drawn (SVG with marks), no horizontal scrolling. It takes a screenshot
+// of each page and, with JavaScript on, of each finding; KUBESIFT_SCREENSHOTS=DIR keeps them.
+func TestReportsInChromium(t *testing.T) {
+	exe := chromium(t)
+	shots := os.Getenv("KUBESIFT_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	dir := t.TempDir()
+	for _, sc := range scenarios(t) {
+		doc := scenarioDoc(t, sc)
+		path := filepath.Join(dir, sc+".html")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(f, doc); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		for _, js := range []bool{true, false} {
+			for _, width := range []int64{1280, 1920} {
+				name := fmt.Sprintf("%s-%d-js-%v", sc, width, js)
+				t.Run(name, func(t *testing.T) {
+					checkPage(t, browser, "file://"+path, doc, js, width, filepath.Join(shots, name))
+				})
+			}
+		}
+	}
+}
+
+func checkPage(t *testing.T, browser context.Context, url string, doc *Document, js bool, width int64, shot string) {
+	tab, cancel := chromedp.NewContext(browser)
+	defer cancel()
+	var mu sync.Mutex
+	var problems []string
+	if err := chromedp.Listen(tab, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				problems = append(problems, fmt.Sprintf("console %s", e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError || e.Entry.Level == log.EntryLevelWarning {
+				problems = append(problems, fmt.Sprintf("browser log %s: %s", e.Entry.Level, e.Entry.Text))
+			}
+		case *network.EventRequestWillBeSent:
+			if e.Request.URL != url {
+				problems = append(problems, "network request "+e.Request.URL)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(tab,
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			for _, enable := range []func() error{
+				func() error { _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); return err },
+				func() error { _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); return err },
+				func() error {
+					_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !js})
+					return err
+				},
+			} {
+				if err := enable(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		chromedp.EmulateViewport(width, 1000),
+		chromedp.Navigate(url),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(tab, chromedp.Evaluate[pageCheck](measureJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Findings != len(doc.Findings) {
+		t.Errorf("%d finding sections, want %d", got.Findings, len(doc.Findings))
+	}
+	for i, f := range doc.Findings {
+		if i >= len(got.Charts) {
+			break
+		}
+		if len(got.Charts[i]) != len(f.Charts) {
+			t.Errorf("finding %d (%s): %d charts on the page, want %d", f.Number, f.Rule, len(got.Charts[i]), len(f.Charts))
+		}
+		for j, shapes := range got.Charts[i] {
+			if shapes < 10 {
+				t.Errorf("finding %d (%s) chart %d: %d SVG shapes, want a drawn chart", f.Number, f.Rule, j+1, shapes)
+			}
+		}
+	}
+	if got.Overflow > 0 || got.Overview > 0 {
+		t.Errorf("at %d px the page scrolls sideways: page %.0f px, overview %.0f px too wide", width, got.Overflow, got.Overview)
+	}
+	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot+".png", png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if js && len(doc.Findings) > 0 {
+		// The script sorts the overview: by count, ascending.
+		if err := chromedp.Do(tab, chromedp.Click("#overview th:nth-child(7)")); err != nil {
+			t.Fatal(err)
+		}
+		order, err := chromedp.Run(tab, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("#overview tbody tr td:nth-child(7)")].map(td => Number(td.textContent))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.IsSorted(order) {
+			t.Errorf("overview sorted by count: %v", order)
+		}
+		for _, f := range doc.Findings {
+			png, err := chromedp.Run(tab, chromedp.Screenshot(fmt.Sprintf("#finding-%d", f.Number)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(fmt.Sprintf("%s-finding-%d-%s.png", shot, f.Number, f.Rule), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the page %s:\n%s", url, strings.Join(problems, "\n"))
+	}
+}
