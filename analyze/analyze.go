@@ -87,18 +87,18 @@ type Options struct {
 // Run evaluates rs over db. A rule whose input tables are all empty is not evaluated; a rule
 // whose query fails or breaks the column contract makes Run fail, naming the rule.
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
-	conn, err := db.Sandboxed(ctx)
+	sandbox, err := db.Sandboxed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer sandbox.Close()
 	rep := &Report{Since: opt.Since, Until: opt.Until}
-	if rep.Inputs, err = countInputs(ctx, conn); err != nil {
+	if rep.Inputs, err = countInputs(ctx, sandbox); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
 		out := Outcome{Rule: r}
-		empty, err := emptyInputs(ctx, conn, r.Inputs)
+		empty, err := emptyInputs(ctx, sandbox, r.Inputs)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
@@ -108,7 +108,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			continue
 		}
 		out.Evaluated = true
-		findings, err := runRule(ctx, conn, r, opt)
+		findings, err := runRule(ctx, sandbox, r, opt)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 		}
@@ -149,7 +149,7 @@ func evidenceKinds(tables []string) string {
 }
 
 // countInputs counts the rows of every kubesift table and keeps those that have some.
-func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
+func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
 	var out []Input
 	for _, t := range store.Tables {
 		var n int64
@@ -164,7 +164,7 @@ func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
 }
 
 // emptyInputs returns the input tables without rows.
-func emptyInputs(ctx context.Context, conn *sql.Conn, inputs []string) ([]string, error) {
+func emptyInputs(ctx context.Context, conn *store.Sandbox, inputs []string) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
 		if _, ok := store.Lookup(t); !ok {
@@ -202,7 +202,7 @@ func Args(r rules.Rule, opt Options) []any {
 	return append(args, sql.Named("since", since), sql.Named("until", until))
 }
 
-func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]Finding, error) {
+func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) ([]Finding, error) {
 	rows, err := conn.QueryContext(ctx, r.SQL, Args(r, opt)...)
 	if err != nil {
 		return nil, err

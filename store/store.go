@@ -36,8 +36,11 @@ type DB struct {
 	*sql.DB
 	Path      string
 	connector *duckdb.Connector
-	sandbox   sync.Once
-	sandboxed error
+	// how it was opened, for the sandbox (see Sandboxed)
+	readOnly    bool
+	memoryLimit string
+	sandbox     sync.Once
+	sandboxed   error
 }
 
 // Options tune how the database is opened.
@@ -63,8 +66,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 	}
 	// Settings and the ATTACH are for the whole database and run with the first connection; a
-	// later connection (database/sql opens them as it likes) only selects the database. They
-	// cannot run again anyway once Sandboxed has locked the configuration.
+	// later connection (database/sql opens them as it likes) only selects the database.
 	setup := []string{
 		"SET memory_limit = " + quote(opt.MemoryLimit),
 		"SET write_buffer_row_group_count = 1",
@@ -106,7 +108,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
@@ -156,33 +158,4 @@ func (db *DB) createTables(ctx context.Context) error {
 // Close closes the database and its connector.
 func (db *DB) Close() error {
 	return errors.Join(db.DB.Close(), db.connector.Close())
-}
-
-// Sandboxed returns a connection for running user-supplied SQL: DuckDB's access to files,
-// other databases, extensions and the network is switched off for the whole database, and
-// the configuration is locked so the SQL cannot switch it back on. Once sandboxed, the
-// database stays so: later connections are sandboxed too.
-func (db *DB) Sandboxed(ctx context.Context) (*sql.Conn, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db.sandbox.Do(func() {
-		for _, stmt := range []string{
-			"SET enable_external_access = false",
-			"SET allow_community_extensions = false",
-			"SET autoload_known_extensions = false",
-			"SET lock_configuration = true",
-		} {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				db.sandboxed = fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
-				return
-			}
-		}
-	})
-	if db.sandboxed != nil {
-		conn.Close()
-		return nil, db.sandboxed
-	}
-	return conn, nil
 }
