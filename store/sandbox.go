@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,18 +22,18 @@ var ErrNotReadOnly = errors.New("only a single SELECT (or WITH ... SELECT) state
 //   - every statement is prepared first and refused unless it is exactly one SELECT (COPY,
 //     EXPORT, ATTACH, SET, CALL, PRAGMA, DML, DDL, EXPLAIN ANALYZE and several statements in one
 //     string never run);
-//   - a database file is attached READ_ONLY to a private in-memory DuckDB, whose file access
-//     is switched off entirely (disabled_filesystems = LocalFileSystem): DuckDB otherwise keeps
-//     the database's own paths, its WAL and its temp directory open to SQL even with
-//     enable_external_access off. That instance does not spill: a query must fit in the memory
-//     limit;
+//   - a database file is attached READ_ONLY to a private in-memory DuckDB with external access
+//     off. DuckDB keeps the paths it attached and its temp directory open to SQL even then, so
+//     the file is attached through a hard link that is removed right after, and the instance
+//     spills into a private directory of its own (allowed_directories holds only that one);
 //   - a temporary in-memory database (run without --db) is sandboxed in place: external access
 //     off, the configuration locked, and the statement check above.
 //
 // Extensions cannot be installed or loaded and the configuration is locked in both cases.
 type Sandbox struct {
-	conn *sql.Conn
-	own  *sql.DB // the private instance of a database file; nil for an in-memory database
+	conn  *sql.Conn
+	own   *sql.DB // the private instance of a database file; nil for an in-memory database
+	spill string  // the private instance's spill directory, removed on Close
 }
 
 // lockDown ends the configuration of every sandbox, after external access is switched off.
@@ -54,13 +56,25 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 			return nil, fmt.Errorf("checkpointing %s for the sandbox: %w", db.Path, err)
 		}
 	}
-	setup := []string{
-		"SET memory_limit = " + quote(db.memoryLimit),
-		"SET temp_directory = ''",
-		fmt.Sprintf("ATTACH %s AS kubesift (READ_ONLY)", quote(db.Path)),
-		"USE kubesift",
-		"SET enable_external_access = false",
-		"SET disabled_filesystems = 'LocalFileSystem'",
+	setup := []string{"SET memory_limit = " + quote(db.memoryLimit)}
+	// DuckDB leaves the paths it attached and its temp directory open to SQL even with external
+	// access off. The database is attached through a hard link in a private spill directory,
+	// removed once attached, so that no SQL can name it; where no such link can be made (a
+	// read-only volume), file access is disabled altogether and the sandbox cannot spill.
+	spill, link := db.sandboxLink()
+	if spill != "" {
+		setup = append(setup,
+			"SET temp_directory = "+quote(spill),
+			fmt.Sprintf("ATTACH %s AS kubesift (READ_ONLY)", quote(link)),
+			"USE kubesift",
+			"SET enable_external_access = false")
+	} else {
+		setup = append(setup,
+			"SET temp_directory = ''",
+			fmt.Sprintf("ATTACH %s AS kubesift (READ_ONLY)", quote(db.Path)),
+			"USE kubesift",
+			"SET enable_external_access = false",
+			"SET disabled_filesystems = 'LocalFileSystem'")
 	}
 	setup = append(setup, lockDown...)
 	connector, err := duckdb.NewConnector("", nil)
@@ -78,15 +92,56 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 			}
 		}
 	}
+	if err == nil && link != "" {
+		err = os.Remove(link)
+	}
 	if err != nil {
 		if conn != nil {
 			conn.Close()
 		}
 		own.Close()
+		os.RemoveAll(spill)
 		return nil, err
 	}
-	return &Sandbox{conn: conn, own: own}, nil
+	return &Sandbox{conn: conn, own: own, spill: spill}, nil
 }
+
+// sandboxLink makes a private spill directory in the database's temp directory and a hard link
+// to the database in it; "", "" when it cannot.
+func (db *DB) sandboxLink() (spill, link string) {
+	if err := os.MkdirAll(db.TempDir(), 0o700); err != nil {
+		return "", ""
+	}
+	spill, err := os.MkdirTemp(db.TempDir(), sandboxDirPrefix)
+	if err != nil {
+		return "", ""
+	}
+	link = filepath.Join(spill, "db")
+	if err := os.Link(db.Path, link); err != nil {
+		os.Remove(spill)
+		return "", ""
+	}
+	return spill, link
+}
+
+// removeStaleSandboxes removes the spill directories that killed sandboxes left behind. It runs
+// when the database is opened for writing, when no other process has it open.
+func (db *DB) removeStaleSandboxes() error {
+	if db.Path == InMemory {
+		return nil
+	}
+	stale, err := filepath.Glob(filepath.Join(db.TempDir(), sandboxDirPrefix+"*"))
+	for _, dir := range stale {
+		err = errors.Join(err, os.RemoveAll(dir))
+	}
+	if err != nil {
+		return fmt.Errorf("removing stale sandbox directories of %s: %w", db.Path, err)
+	}
+	return nil
+}
+
+// sandboxDirPrefix starts the names of sandbox spill directories.
+const sandboxDirPrefix = "sandbox-"
 
 // sandboxInPlace locks down the in-memory database itself, once: it stays so afterwards.
 func (db *DB) sandboxInPlace(ctx context.Context) (*Sandbox, error) {
@@ -113,7 +168,7 @@ func (db *DB) sandboxInPlace(ctx context.Context) (*Sandbox, error) {
 func (s *Sandbox) Close() error {
 	err := s.conn.Close()
 	if s.own != nil {
-		err = errors.Join(err, s.own.Close())
+		err = errors.Join(err, s.own.Close(), os.RemoveAll(s.spill))
 	}
 	return err
 }

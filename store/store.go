@@ -41,6 +41,8 @@ type DB struct {
 	memoryLimit string
 	sandbox     sync.Once
 	sandboxed   error
+	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
+	Repaired map[string]int64
 }
 
 // Options tune how the database is opened.
@@ -114,12 +116,61 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	if !opt.ReadOnly {
-		if err := db.createTables(ctx); err != nil {
+		err = db.createTables(ctx)
+		if err == nil {
+			err = db.createLoadIDSequence(ctx)
+		}
+		if err == nil {
+			db.Repaired, err = db.repair(ctx)
+		}
+		if err == nil {
+			err = db.removeStaleSandboxes()
+		}
+		if err != nil {
 			db.Close()
 			return nil, err
 		}
+		return db, nil
 	}
+	if path == InMemory {
+		return db, nil
+	}
+	orphans, err := db.readOnlyOrphans(ctx)
+	if err != nil || len(orphans) == 0 {
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return db, nil
+	}
+	// An interrupted load left rows behind: repair the file (that takes the write lock) and open
+	// it again read-only.
+	db.Close()
+	rw, err := Open(ctx, path, Options{MemoryLimit: opt.MemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	repaired := rw.Repaired
+	if err := rw.Close(); err != nil {
+		return nil, fmt.Errorf("closing %s after removing the rows of an interrupted load: %w", path, err)
+	}
+	if db, err = Open(ctx, path, opt); err != nil {
+		return nil, err
+	}
+	db.Repaired = repaired
 	return db, nil
+}
+
+// readOnlyOrphans counts the rows of interrupted loads in a database opened read-only; a
+// database without an ingest_files table (not kubesift's) has none.
+func (db *DB) readOnlyOrphans(ctx context.Context) (map[string]int64, error) {
+	var kubesift bool
+	err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1",
+		ingestFilesTable.Name).Scan(&kubesift)
+	if err != nil || !kubesift {
+		return nil, err
+	}
+	return db.orphanRows(ctx)
 }
 
 // TempDir is where temporary files of this database go: DuckDB's spill directory next to a
