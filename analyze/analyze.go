@@ -102,18 +102,18 @@ type Options struct {
 // whose query fails or breaks the column contract is reported with its error (Outcome.Err) and
 // the other rules still run; Run itself fails only when the database cannot be read at all.
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
-	conn, err := db.Sandboxed(ctx)
+	sandbox, err := db.Sandboxed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer sandbox.Close()
 	rep := &Report{Since: opt.Since, Until: opt.Until}
-	if rep.Inputs, err = countInputs(ctx, conn); err != nil {
+	if rep.Inputs, err = countInputs(ctx, sandbox); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
 		out := Outcome{Rule: r}
-		empty, err := emptyInputs(ctx, conn, r.Inputs)
+		empty, err := emptyInputs(ctx, sandbox, r.Inputs)
 		if err != nil {
 			out.Err = err
 			out.Reason = "failed: " + err.Error()
@@ -125,7 +125,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			rep.Outcomes = append(rep.Outcomes, out)
 			continue
 		}
-		findings, err := runRule(ctx, conn, r, opt)
+		findings, err := runRule(ctx, sandbox, r, opt)
 		if err != nil {
 			out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 			out.Reason = "failed: " + err.Error()
@@ -170,7 +170,7 @@ func evidenceKinds(tables []string) string {
 }
 
 // countInputs counts the rows of every kubesift table and keeps those that have some.
-func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
+func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
 	counts, err := store.CountRows(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func countInputs(ctx context.Context, conn *sql.Conn) ([]Input, error) {
 }
 
 // emptyInputs returns the input tables without rows.
-func emptyInputs(ctx context.Context, conn *sql.Conn, inputs []string) ([]string, error) {
+func emptyInputs(ctx context.Context, conn *store.Sandbox, inputs []string) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
 		has, err := store.HasRows(ctx, conn, t)
@@ -226,7 +226,7 @@ type summaryData struct {
 	Params map[string]any
 }
 
-func runRule(ctx context.Context, conn *sql.Conn, r rules.Rule, opt Options) ([]Finding, error) {
+func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) ([]Finding, error) {
 	tmpl, err := rules.SummaryTemplate(r.Summary)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)

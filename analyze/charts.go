@@ -18,7 +18,7 @@ func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMess
 	for _, o := range rep.Outcomes {
 		byID[o.Rule.ID] = o.Rule
 	}
-	var conn *sql.Conn
+	var conn *store.Sandbox
 	defer func() {
 		if conn != nil {
 			conn.Close()
@@ -48,7 +48,7 @@ func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMess
 	return out, nil
 }
 
-func chartQuery(ctx context.Context, conn *sql.Conn, query string, f Finding, rep *Report) (json.RawMessage, error) {
+func chartQuery(ctx context.Context, conn *store.Sandbox, query string, f Finding, rep *Report) (json.RawMessage, error) {
 	var since, until any
 	if rep.Since != nil {
 		since = *rep.Since

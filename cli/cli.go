@@ -135,7 +135,7 @@ func (e *env) usage(w io.Writer) {
 func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	c := &commonFlags{}
+	c := &commonFlags{stderr: e.stderr}
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files")
 	fs.Usage = func() {
@@ -153,6 +153,7 @@ type commonFlags struct {
 	quiet       bool
 	db          string
 	memoryLimit string
+	stderr      io.Writer // for warnings, printed even with --quiet
 }
 
 func (c *commonFlags) addDB(fs *pflag.FlagSet, e *env, help string) {
@@ -183,8 +184,22 @@ func (e *env) logWriter(quiet bool) io.Writer {
 	return e.stderr
 }
 
+// openDB opens the database and says when opening it removed the rows of an interrupted load.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
-	return store.Open(ctx, path, store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	if len(db.Repaired) > 0 {
+		var parts []string
+		for _, t := range store.Tables {
+			if n := db.Repaired[t.Name]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, t.Name))
+			}
+		}
+		fmt.Fprintf(c.stderr, "kubesift: %s: removed the rows of an interrupted load (%s); load its file again\n", path, strings.Join(parts, ", "))
+	}
+	return db, nil
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,22 +76,84 @@ func TestQueryGolden(t *testing.T) {
 	}
 }
 
+// TestQueryIsSandboxed: user SQL cannot write the database, its WAL or temp directory, read or
+// write other files, attach databases or change settings; nothing changes on disk.
 func TestQueryIsSandboxed(t *testing.T) {
 	db := loadedDB(t)
-	secret := filepath.Join(t.TempDir(), "secret.csv")
+	dir := filepath.Dir(db)
+	secret := filepath.Join(dir, "secret.csv")
 	os.WriteFile(secret, []byte("a,b\n1,2\n"), 0o644)
+	before := dirState(t, dir)
 	for _, q := range []string{
+		"COPY (SELECT 'owned' x) TO '" + db + "' (FORMAT csv, USE_TMP_FILE false)",
+		"COPY (SELECT 'owned' x) TO '" + db + ".wal' (FORMAT csv)",
+		"EXPORT DATABASE '" + db + ".tmp/export'",
+		"ATTACH '" + db + ".tmp/new.duckdb' AS other",
+		"SELECT content FROM read_text('" + db + "')",
 		"SELECT * FROM read_csv('" + secret + "')",
-		"COPY audit_events TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
-		"ATTACH '" + filepath.Join(t.TempDir(), "other.duckdb") + "' AS other",
+		"COPY audit_events TO '" + filepath.Join(dir, "out.csv") + "'",
+		"DELETE FROM audit_events; DROP TABLE ingest_errors; SELECT 1",
+		"SELECT 1; SELECT 2",
 		"SET enable_external_access = true",
 		"INSTALL httpfs",
 	} {
 		r := runCLI(t, "query", "--db", db, q)
-		if r.code != ExitError {
-			t.Errorf("%s: exit %d, want %d (refused); stdout %q", q, r.code, ExitError, r.stdout)
+		if r.code != ExitError || !strings.Contains(r.stderr, "query failed") {
+			t.Errorf("%s: exit %d, want %d (refused); stdout %q stderr %q", q, r.code, ExitError, r.stdout, r.stderr)
 		}
 	}
+	if after := dirState(t, dir); !slices.Equal(before, after) {
+		t.Errorf("query changed the database's directory:\nbefore %q\nafter  %q", before, after)
+	}
+	if r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT count(*) AS n FROM audit_events"); r.stdout != "n\n1204\n" {
+		t.Errorf("after the refused statements: %+v", r)
+	}
+}
+
+// TestRulesCannotWrite: a user rule that deletes, drops or copies fails, under analyze and
+// run --db alike, and leaves the tables whole.
+func TestRulesCannotWrite(t *testing.T) {
+	db := loadedDB(t)
+	for name, sql := range map[string]string{
+		"delete": "DELETE FROM audit_events; DROP TABLE ingest_errors; SELECT * FROM ingest_files WHERE $since IS NULL AND $until IS NULL",
+		"copy":   "COPY (SELECT 'owned' x WHERE $since IS NULL AND $until IS NULL) TO '" + db + "' (FORMAT csv, USE_TMP_FILE false)",
+	} {
+		rules := t.TempDir()
+		os.WriteFile(filepath.Join(rules, "evil.yaml"), []byte("id: evil\ntitle: evil\nseverity: info\ndescription: d\nremediation: r\n"+
+			"references: [https://example.com/]\ninputs: [audit_events]\n"), 0o644)
+		os.WriteFile(filepath.Join(rules, "evil.sql"), []byte(sql), 0o644)
+		for _, args := range [][]string{
+			{"analyze", "--db", db, "--rules", rules, "--rule", "evil"},
+			{"run", "--db", db, "--rules", rules, "--rule", "evil", "--summary", "none", realAuditLog},
+		} {
+			r := runCLI(t, args...)
+			if r.code == ExitOK || !strings.Contains(r.stderr, "evil") || !strings.Contains(r.stderr, "only a single SELECT") {
+				t.Errorf("%s: %v: exit %d, stderr %q", name, args[0], r.code, r.stderr)
+			}
+		}
+		r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM audit_events) AS events, (SELECT count(*) FROM ingest_errors) AS errors")
+		if r.stdout != "events,errors\n1204,0\n" {
+			t.Errorf("%s: after the rule: %+v", name, r)
+		}
+	}
+}
+
+// dirState lists the files under dir with a hash of their contents.
+func dirState(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out = append(out, fmt.Sprintf("%s %x", p, sha256.Sum256(b)))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestExitCodesAndUsage(t *testing.T) {

@@ -51,22 +51,22 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	conn, err := db.Sandboxed(ctx)
+	sandbox, err := db.Sandboxed(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer sandbox.Close()
 	if out.format == "parquet" {
 		// The sandboxed connection cannot COPY to a file: its rows go, as Arrow, to a scratch DuckDB that can.
 		err := out.emit(e.stdout, func(w io.Writer) error {
-			return tabular.QueryArrow(ctx, conn, query, func(r array.RecordReader) error { return tabular.ParquetFromArrow(ctx, w, r) })
+			return sandbox.QueryArrow(ctx, query, func(r array.RecordReader) error { return tabular.ParquetFromArrow(ctx, w, r) })
 		})
 		if err != nil {
 			return fmt.Errorf("query failed: %w", err)
 		}
 		return nil
 	}
-	rows, err := conn.QueryContext(ctx, query)
+	rows, err := sandbox.QueryContext(ctx, query)
 	if err != nil {
 		return fmt.Errorf("query failed: %w", err)
 	}

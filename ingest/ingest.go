@@ -281,6 +281,11 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		return r, err
 	}
 
+	// The load id comes from a sequence and is committed on its own, before the load: the id of
+	// a killed load is never given again (see store.Open's repair).
+	if err := conn.QueryRowContext(ctx, "SELECT nextval('"+store.LoadIDSequence+"')").Scan(&r.LoadID); err != nil {
+		return r, err
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return r, err
 	}
@@ -290,9 +295,6 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(load_id), 0) + 1 FROM ingest_files").Scan(&r.LoadID); err != nil {
-		return r, err
-	}
 
 	if in.opt.Progress != nil {
 		in.opt.Progress.Begin(path, src.Size)

@@ -36,8 +36,13 @@ type DB struct {
 	*sql.DB
 	Path      string
 	connector *duckdb.Connector
-	sandbox   sync.Once
-	sandboxed error
+	// how it was opened, for the sandbox (see Sandboxed)
+	readOnly    bool
+	memoryLimit string
+	sandbox     sync.Once
+	sandboxed   error
+	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
+	Repaired map[string]int64
 }
 
 // Options tune how the database is opened.
@@ -63,8 +68,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 	}
 	// Settings and the ATTACH are for the whole database and run with the first connection; a
-	// later connection (database/sql opens them as it likes) only selects the database. They
-	// cannot run again anyway once Sandboxed has locked the configuration.
+	// later connection (database/sql opens them as it likes) only selects the database.
 	setup := []string{
 		"SET memory_limit = " + quote(opt.MemoryLimit),
 		"SET write_buffer_row_group_count = 1",
@@ -106,18 +110,67 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
 	}
 	if !opt.ReadOnly {
-		if err := db.createTables(ctx); err != nil {
+		err = db.createTables(ctx)
+		if err == nil {
+			err = db.createLoadIDSequence(ctx)
+		}
+		if err == nil {
+			db.Repaired, err = db.repair(ctx)
+		}
+		if err == nil {
+			err = db.removeStaleSandboxes()
+		}
+		if err != nil {
 			db.Close()
 			return nil, err
 		}
+		return db, nil
 	}
+	if path == InMemory {
+		return db, nil
+	}
+	orphans, err := db.readOnlyOrphans(ctx)
+	if err != nil || len(orphans) == 0 {
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return db, nil
+	}
+	// An interrupted load left rows behind: repair the file (that takes the write lock) and open
+	// it again read-only.
+	db.Close()
+	rw, err := Open(ctx, path, Options{MemoryLimit: opt.MemoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	repaired := rw.Repaired
+	if err := rw.Close(); err != nil {
+		return nil, fmt.Errorf("closing %s after removing the rows of an interrupted load: %w", path, err)
+	}
+	if db, err = Open(ctx, path, opt); err != nil {
+		return nil, err
+	}
+	db.Repaired = repaired
 	return db, nil
+}
+
+// readOnlyOrphans counts the rows of interrupted loads in a database opened read-only; a
+// database without an ingest_files table (not kubesift's) has none.
+func (db *DB) readOnlyOrphans(ctx context.Context) (map[string]int64, error) {
+	var kubesift bool
+	err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1",
+		ingestFilesTable.Name).Scan(&kubesift)
+	if err != nil || !kubesift {
+		return nil, err
+	}
+	return db.orphanRows(ctx)
 }
 
 // TempDir is where temporary files of this database go: DuckDB's spill directory next to a
@@ -156,33 +209,4 @@ func (db *DB) createTables(ctx context.Context) error {
 // Close closes the database and its connector.
 func (db *DB) Close() error {
 	return errors.Join(db.DB.Close(), db.connector.Close())
-}
-
-// Sandboxed returns a connection for running user-supplied SQL: DuckDB's access to files,
-// other databases, extensions and the network is switched off for the whole database, and
-// the configuration is locked so the SQL cannot switch it back on. Once sandboxed, the
-// database stays so: later connections are sandboxed too.
-func (db *DB) Sandboxed(ctx context.Context) (*sql.Conn, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db.sandbox.Do(func() {
-		for _, stmt := range []string{
-			"SET enable_external_access = false",
-			"SET allow_community_extensions = false",
-			"SET autoload_known_extensions = false",
-			"SET lock_configuration = true",
-		} {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				db.sandboxed = fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
-				return
-			}
-		}
-	})
-	if db.sandboxed != nil {
-		conn.Close()
-		return nil, db.sandboxed
-	}
-	return conn, nil
 }

@@ -169,19 +169,3 @@ func ParquetFromArrow(ctx context.Context, w io.Writer, reader array.RecordReade
 		})
 	})
 }
-
-// QueryArrow runs query on conn and returns its rows as Arrow.
-func QueryArrow(ctx context.Context, conn *sql.Conn, query string, fn func(array.RecordReader) error) error {
-	return conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
-		if err != nil {
-			return err
-		}
-		reader, err := ar.QueryContext(ctx, query)
-		if err != nil {
-			return err
-		}
-		defer reader.Release()
-		return fn(reader)
-	})
-}

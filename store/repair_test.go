@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+)
+
+// TestRepairRemovesInterruptedLoads: rows whose load has no ingest_files row are removed when
+// the database is opened, read-write or read-only; committed loads are kept.
+func TestRepairRemovesInterruptedLoads(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	for _, readOnly := range []bool{false, true} {
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			"DELETE FROM ingest_files", "DELETE FROM audit_events", "DELETE FROM endpoint_addresses", "DELETE FROM ingest_errors",
+			"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'a.log')",
+			"INSERT INTO audit_events (audit_id, load_id) VALUES ('a', 1), ('b', 1)",
+			"INSERT INTO audit_events (audit_id, load_id) VALUES ('c', 2)",
+			"INSERT INTO endpoint_addresses (ip, load_id) VALUES ('10.0.0.1', 2), ('10.0.0.2', 2)",
+			"INSERT INTO ingest_errors (line, load_id) VALUES (3, 2)",
+		} {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		db.Close()
+		db, err = Open(ctx, path, Options{ReadOnly: readOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{"audit_events": 1, "endpoint_addresses": 2, "ingest_errors": 1}
+		if !maps.Equal(db.Repaired, want) {
+			t.Errorf("read-only %v: repaired %v, want %v", readOnly, db.Repaired, want)
+		}
+		var events, addresses, loads int
+		db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM audit_events WHERE load_id = 1), (SELECT count(*) FROM endpoint_addresses), (SELECT count(*) FROM ingest_files)").Scan(&events, &addresses, &loads)
+		if events != 2 || addresses != 0 || loads != 1 {
+			t.Errorf("read-only %v: after the repair %d events of load 1, %d addresses, %d loads", readOnly, events, addresses, loads)
+		}
+		db.Close()
+	}
+}
+
+// TestLoadIDSequenceStartsPastExistingIDs: a database from before the sequence (ids up to 7,
+// some only in rows of an interrupted load) gets ids from 8 on.
+func TestLoadIDSequenceStartsPastExistingIDs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"DROP SEQUENCE " + LoadIDSequence,
+		"INSERT INTO ingest_files (load_id) VALUES (5)",
+		"INSERT INTO conntrack_entries (node, load_id) VALUES ('n', 7)",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id int64
+	if err := db.QueryRowContext(ctx, "SELECT nextval('"+LoadIDSequence+"')").Scan(&id); err != nil || id != 8 {
+		t.Errorf("next load id %d (%v), want 8", id, err)
+	}
+}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// ErrNotReadOnly reports user SQL that is not a single read-only query.
+var ErrNotReadOnly = errors.New("only a single SELECT (or WITH ... SELECT) statement runs here")
+
+// Sandbox runs user-supplied SQL (query, rules) where it can neither write nor touch files:
+//
+//   - every statement is prepared first and refused unless it is exactly one SELECT (COPY,
+//     EXPORT, ATTACH, SET, CALL, PRAGMA, DML, DDL, EXPLAIN ANALYZE and several statements in one
+//     string never run);
+//   - a database file is attached READ_ONLY to a private in-memory DuckDB with external access
+//     off. DuckDB keeps the paths it attached and its temp directory open to SQL even then, so
+//     the file is attached through a hard link that is removed right after, and the instance
+//     spills into a private directory of its own (allowed_directories holds only that one);
+//   - a temporary in-memory database (run without --db) is sandboxed in place: external access
+//     off, the configuration locked, and the statement check above.
+//
+// Extensions cannot be installed or loaded and the configuration is locked in both cases.
+type Sandbox struct {
+	conn  *sql.Conn
+	own   *sql.DB // the private instance of a database file; nil for an in-memory database
+	spill string  // the private instance's spill directory, removed on Close
+}
+
+// lockDown ends the configuration of every sandbox, after external access is switched off.
+var lockDown = []string{
+	"SET allow_community_extensions = false",
+	"SET autoload_known_extensions = false",
+	"SET autoinstall_known_extensions = false",
+	"SET lock_configuration = true",
+}
+
+// Sandboxed returns a Sandbox over db. For a database file opened for writing, db is
+// checkpointed first so that the read-only copy sees everything committed. Close it before
+// writing to db again.
+func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
+	if db.Path == InMemory {
+		return db.sandboxInPlace(ctx)
+	}
+	if !db.readOnly {
+		if _, err := db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+			return nil, fmt.Errorf("checkpointing %s for the sandbox: %w", db.Path, err)
+		}
+	}
+	setup := []string{"SET memory_limit = " + quote(db.memoryLimit)}
+	// DuckDB leaves the paths it attached and its temp directory open to SQL even with external
+	// access off. The database is attached through a hard link in a private spill directory,
+	// removed once attached, so that no SQL can name it; where no such link can be made (a
+	// read-only volume), file access is disabled altogether and the sandbox cannot spill.
+	spill, link := db.sandboxLink()
+	if spill != "" {
+		setup = append(setup,
+			"SET temp_directory = "+quote(spill),
+			fmt.Sprintf("ATTACH %s AS kubesift (READ_ONLY)", quote(link)),
+			"USE kubesift",
+			"SET enable_external_access = false")
+	} else {
+		setup = append(setup,
+			"SET temp_directory = ''",
+			fmt.Sprintf("ATTACH %s AS kubesift (READ_ONLY)", quote(db.Path)),
+			"USE kubesift",
+			"SET enable_external_access = false",
+			"SET disabled_filesystems = 'LocalFileSystem'")
+	}
+	setup = append(setup, lockDown...)
+	connector, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening the sandbox for %s: %w", db.Path, err)
+	}
+	own := sql.OpenDB(connector)
+	own.SetMaxOpenConns(1) // the private instance lives in this one connection
+	conn, err := own.Conn(ctx)
+	if err == nil {
+		for _, stmt := range setup {
+			if _, err = conn.ExecContext(ctx, stmt); err != nil {
+				err = fmt.Errorf("sandboxing %s (%s): %w", db.Path, stmt, err)
+				break
+			}
+		}
+	}
+	if err == nil && link != "" {
+		err = os.Remove(link)
+	}
+	if err != nil {
+		if conn != nil {
+			conn.Close()
+		}
+		own.Close()
+		os.RemoveAll(spill)
+		return nil, err
+	}
+	return &Sandbox{conn: conn, own: own, spill: spill}, nil
+}
+
+// sandboxLink makes a private spill directory in the database's temp directory and a hard link
+// to the database in it; "", "" when it cannot.
+func (db *DB) sandboxLink() (spill, link string) {
+	if err := os.MkdirAll(db.TempDir(), 0o700); err != nil {
+		return "", ""
+	}
+	spill, err := os.MkdirTemp(db.TempDir(), sandboxDirPrefix)
+	if err != nil {
+		return "", ""
+	}
+	link = filepath.Join(spill, "db")
+	if err := os.Link(db.Path, link); err != nil {
+		os.Remove(spill)
+		return "", ""
+	}
+	return spill, link
+}
+
+// removeStaleSandboxes removes the spill directories that killed sandboxes left behind. It runs
+// when the database is opened for writing, when no other process has it open.
+func (db *DB) removeStaleSandboxes() error {
+	if db.Path == InMemory {
+		return nil
+	}
+	stale, err := filepath.Glob(filepath.Join(db.TempDir(), sandboxDirPrefix+"*"))
+	for _, dir := range stale {
+		err = errors.Join(err, os.RemoveAll(dir))
+	}
+	if err != nil {
+		return fmt.Errorf("removing stale sandbox directories of %s: %w", db.Path, err)
+	}
+	return nil
+}
+
+// sandboxDirPrefix starts the names of sandbox spill directories.
+const sandboxDirPrefix = "sandbox-"
+
+// sandboxInPlace locks down the in-memory database itself, once: it stays so afterwards.
+func (db *DB) sandboxInPlace(ctx context.Context) (*Sandbox, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.sandbox.Do(func() {
+		for _, stmt := range append([]string{"SET enable_external_access = false"}, lockDown...) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				db.sandboxed = fmt.Errorf("sandboxing the query connection (%s): %w", stmt, err)
+				return
+			}
+		}
+	})
+	if db.sandboxed != nil {
+		conn.Close()
+		return nil, db.sandboxed
+	}
+	return &Sandbox{conn: conn}, nil
+}
+
+// Close closes the sandbox (and its private instance).
+func (s *Sandbox) Close() error {
+	err := s.conn.Close()
+	if s.own != nil {
+		err = errors.Join(err, s.own.Close(), os.RemoveAll(s.spill))
+	}
+	return err
+}
+
+// Check returns an error wrapping ErrNotReadOnly unless query is exactly one SELECT
+// statement; SQL that does not parse or bind gets DuckDB's error.
+func (s *Sandbox) Check(ctx context.Context, query string) error {
+	return s.conn.Raw(func(dc any) error {
+		// Prepare (without a context) refuses several statements instead of running all but the last.
+		stmt, err := dc.(*duckdb.Conn).Prepare(query)
+		if err != nil {
+			if strings.Contains(err.Error(), "multi-statement") {
+				return fmt.Errorf("%w: the SQL holds several statements", ErrNotReadOnly)
+			}
+			return err
+		}
+		defer stmt.Close()
+		t, err := stmt.(*duckdb.Stmt).StatementType()
+		if err != nil {
+			return err
+		}
+		if t != duckdb.STATEMENT_TYPE_SELECT {
+			return fmt.Errorf("%w, not %s", ErrNotReadOnly, statementName(t))
+		}
+		return nil
+	})
+}
+
+// statementName names a statement type for an error message: "COPY", "CREATE".
+func statementName(t duckdb.StmtType) string {
+	names := map[duckdb.StmtType]string{
+		duckdb.STATEMENT_TYPE_INSERT: "INSERT", duckdb.STATEMENT_TYPE_UPDATE: "UPDATE", duckdb.STATEMENT_TYPE_DELETE: "DELETE",
+		duckdb.STATEMENT_TYPE_EXPLAIN: "EXPLAIN", duckdb.STATEMENT_TYPE_CREATE: "CREATE", duckdb.STATEMENT_TYPE_ALTER: "ALTER",
+		duckdb.STATEMENT_TYPE_DROP: "DROP", duckdb.STATEMENT_TYPE_COPY: "COPY", duckdb.STATEMENT_TYPE_EXPORT: "EXPORT",
+		duckdb.STATEMENT_TYPE_ATTACH: "ATTACH", duckdb.STATEMENT_TYPE_DETACH: "DETACH", duckdb.STATEMENT_TYPE_SET: "SET",
+		duckdb.STATEMENT_TYPE_VARIABLE_SET: "SET VARIABLE", duckdb.STATEMENT_TYPE_PRAGMA: "PRAGMA", duckdb.STATEMENT_TYPE_CALL: "CALL",
+		duckdb.STATEMENT_TYPE_TRANSACTION: "a transaction statement", duckdb.STATEMENT_TYPE_LOAD: "LOAD/INSTALL",
+		duckdb.STATEMENT_TYPE_VACUUM: "VACUUM", duckdb.STATEMENT_TYPE_ANALYZE: "ANALYZE",
+	}
+	if n, ok := names[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("statement type %d", t)
+}
+
+// QueryContext checks query (see Check) and runs it.
+func (s *Sandbox) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := s.Check(ctx, query); err != nil {
+		return nil, err
+	}
+	return s.conn.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext checks query (see Check) and runs it; a refused query's error comes from Scan.
+func (s *Sandbox) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := s.Check(ctx, query); err != nil {
+		return s.conn.QueryRowContext(ctx, "SELECT error($1)", err.Error())
+	}
+	return s.conn.QueryRowContext(ctx, query, args...)
+}
+
+// QueryArrow checks query (see Check), runs it and hands its rows to fn as Arrow.
+func (s *Sandbox) QueryArrow(ctx context.Context, query string, fn func(array.RecordReader) error) error {
+	if err := s.Check(ctx, query); err != nil {
+		return err
+	}
+	return s.conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		reader, err := ar.QueryContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer reader.Release()
+		return fn(reader)
+	})
+}

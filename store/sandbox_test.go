@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// escapes are statements that wrote, read or attached files through the old sandbox (DB is the
+// database file's path, DIR its directory), or that change data.
+var escapes = []string{
+	"COPY (SELECT 'owned' x) TO 'DB' (FORMAT csv, USE_TMP_FILE false)",
+	"COPY (SELECT 'owned' x) TO 'DB.wal' (FORMAT csv)",
+	"COPY runs TO 'DIR/out.csv'",
+	"EXPORT DATABASE 'DB.tmp/export'",
+	"ATTACH 'DB.tmp/new.duckdb' AS other",
+	"SELECT content FROM read_text('DB')",
+	"SELECT content FROM read_blob('DB')",
+	"SELECT content FROM read_blob('DB.wal')",
+	"SELECT * FROM read_csv('DIR/secret.csv')",
+	"SELECT * FROM glob('DIR/*')",
+	"DELETE FROM runs; SELECT 1",
+	"DELETE FROM runs",
+	"DROP TABLE runs",
+	"INSERT INTO runs (started_at) VALUES (now())",
+	"SELECT 1; DELETE FROM runs",
+	"CREATE TABLE x AS SELECT 1",
+	"SET enable_external_access = true",
+	"SET disabled_filesystems = ''",
+	"RESET lock_configuration",
+	"INSTALL httpfs",
+	"LOAD httpfs",
+	"CALL checkpoint()",
+	"CHECKPOINT",
+	"PRAGMA enable_profiling",
+	"EXPLAIN ANALYZE COPY runs TO 'DIR/explained.csv'",
+	"BEGIN TRANSACTION",
+}
+
+func TestSandboxRefusesWritesAndFiles(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"read-only", "read-write", "in-memory", "no-spill"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "k.duckdb")
+			w, err := Open(ctx, path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.ExecContext(ctx, "INSERT INTO runs (started_at, files) VALUES (now(), 7)"); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "secret.csv"), []byte("a\n1\n"), 0o600)
+			var db *DB
+			switch mode {
+			case "read-only":
+				w.Close()
+				db, err = Open(ctx, path, Options{ReadOnly: true})
+			case "read-write":
+				db = w
+			case "no-spill": // no temp directory beside the database: the sandbox has no file access at all
+				w.Close()
+				os.WriteFile(path+".tmp", nil, 0o600)
+				db, err = Open(ctx, path, Options{ReadOnly: true})
+			case "in-memory":
+				w.Close()
+				db, err = Open(ctx, InMemory, Options{})
+				if err == nil {
+					_, err = db.ExecContext(ctx, "INSERT INTO runs (started_at, files) VALUES (now(), 7)")
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			sb, err := db.Sandboxed(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := snapshotDir(t, dir)
+			for _, q := range escapes {
+				q = strings.NewReplacer("DB", path, "DIR", dir).Replace(q)
+				rows, err := sb.QueryContext(ctx, q)
+				if err == nil {
+					rows.Close()
+					t.Errorf("%s: ran", q)
+				} else if !errors.Is(err, ErrNotReadOnly) && !strings.Contains(err.Error(), "Permission Error") {
+					t.Errorf("%s: refused for another reason: %v", q, err)
+				}
+			}
+			var files int
+			if err := sb.QueryRowContext(ctx, "WITH r AS (SELECT * FROM runs) SELECT files FROM r").Scan(&files); err != nil || files != 7 {
+				t.Errorf("a plain SELECT: %d, %v", files, err)
+			}
+			if err := sb.QueryRowContext(ctx, "DELETE FROM runs").Scan(&files); err == nil || !strings.Contains(err.Error(), ErrNotReadOnly.Error()) {
+				t.Errorf("QueryRowContext of a DELETE: %v", err)
+			}
+			if _, err := sb.QueryContext(ctx, "SELECT 1; SELECT 2"); !errors.Is(err, ErrNotReadOnly) {
+				t.Errorf("two statements: %v", err)
+			}
+			if err := sb.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := snapshotDir(t, dir); !slices.Equal(before, after) {
+				t.Errorf("the sandboxed SQL changed the directory:\nbefore %q\nafter  %q", before, after)
+			}
+			if mode == "read-write" {
+				// the writer still writes once the sandbox is closed
+				if _, err := db.ExecContext(ctx, "INSERT INTO runs (started_at) VALUES (now())"); err != nil {
+					t.Errorf("writing after the sandbox: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// snapshotDir lists the files under dir with a hash of their contents, to see that nothing
+// was written.
+func snapshotDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %x", p, sha256.Sum256(b)))
+		return nil
+	})
+	return out
+}
