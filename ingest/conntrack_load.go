@@ -8,17 +8,6 @@ import (
 	"github.com/kubesift/kubesift/ingest/conntrack"
 )
 
-// conntrackDedupKeys are the columns that identify a row across loads: the same capture read
-// from two formats, or dmesg's cumulative log, adds rows once. conntrack -L leaves out zone 0,
-// /proc prints it.
-var conntrackDedupKeys = map[string][]string{
-	"conntrack_entries": {"node", "captured_at", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_type", "orig_icmp_code", "orig_icmp_id", "coalesce(%[1]s.zone, 0)"},
-	"conntrack_events":  {"node", "event_time", "event_type", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_id", "coalesce(%[1]s.zone, 0)", "state"},
-	"conntrack_stats":   {"node", "captured_at", "cpu"},
-	"conntrack_limits":  {"node", "captured_at", "format"},
-	"kernel_events":     {"node", "raw"},
-}
-
 // conntrackSink writes parsed conntrack records as rows.
 type conntrackSink struct {
 	w       *rowWriter
@@ -71,13 +60,9 @@ func (in *Ingester) loadConntrack(ctx context.Context, conn *sql.Conn, src *sour
 		return fmt.Errorf("reading %s: %w", src.Name, parseErr)
 	}
 	r.Lines, r.readBytes = counter.lines(), counter.n
-	var dups int64
-	for table := range sink.w.counts {
-		d, err := removeDuplicateRows(ctx, conn, table, r.LoadID, conntrackDedupKeys[table]...)
-		if err != nil {
-			return err
-		}
-		dups += d
+	dups, err := removeDuplicates(ctx, conn, sink.w, r.LoadID)
+	if err != nil {
+		return err
 	}
 	r.Rows = sink.w.total() - dups
 	r.Duplicates = dups

@@ -8,17 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/kubesift/kubesift/ingest/k8sobj"
-	"github.com/kubesift/kubesift/store"
 )
-
-// provenanceColumns say where a row came from rather than what it records; two rows that differ
-// only there describe the same observation (the same snapshot saved as JSON and as YAML).
-var provenanceColumns = []string{"source_file", "source_line", "object_seq", "load_id"}
 
 // objectSink writes decoded Kubernetes objects as rows.
 type objectSink struct {
@@ -57,35 +51,13 @@ func (in *Ingester) loadEndpoints(ctx context.Context, conn *sql.Conn, src *sour
 		return fmt.Errorf("reading %s: %w", src.Name, decodeErr)
 	}
 	r.Lines, r.readBytes = counter.lines(), counter.n
-	dups, err := removeDuplicateObjectRows(ctx, conn, sink.w, r.LoadID)
+	dups, err := removeDuplicates(ctx, conn, sink.w, r.LoadID)
 	if err != nil {
 		return err
 	}
 	r.Rows = sink.w.total() - dups
 	r.Duplicates = dups
 	return in.recordRejects(ctx, conn, r, KindEndpoints, sink.rejects)
-}
-
-func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter, loadID int64) (int64, error) {
-	var dups int64
-	for table := range w.counts {
-		t, ok := store.Lookup(table)
-		if !ok {
-			return 0, fmt.Errorf("no table %s", table)
-		}
-		var key []string
-		for _, c := range t.ColumnNames() {
-			if !slices.Contains(provenanceColumns, c) {
-				key = append(key, c)
-			}
-		}
-		d, err := removeDuplicateRows(ctx, conn, table, loadID, key...)
-		if err != nil {
-			return 0, err
-		}
-		dups += d
-	}
-	return dups, nil
 }
 
 // endpointDeriver turns the Endpoints and EndpointSlice writes in audit events into
@@ -272,7 +244,7 @@ func (d *endpointDeriver) finish(ctx context.Context, conn *sql.Conn, loadID int
 			return nil, fmt.Errorf("deriving endpoint states: %w", err)
 		}
 	}
-	if _, err := removeDuplicateObjectRows(ctx, conn, d.sink.w, loadID); err != nil {
+	if _, err := removeDuplicates(ctx, conn, d.sink.w, loadID); err != nil {
 		return nil, err
 	}
 	return d.sink.rejects, nil

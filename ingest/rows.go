@@ -374,23 +374,36 @@ func appendMap(b *array.MapBuilder, v any) error {
 	return fmt.Errorf("unexpected Go value %T for a MAP", v)
 }
 
+// removeDuplicates deletes the rows of this load, in every table w wrote, that repeat a row
+// of an earlier load on the table's DedupeKey, and returns how many it deleted.
+func removeDuplicates(ctx context.Context, conn *sql.Conn, w *rowWriter, loadID int64) (int64, error) {
+	var dups int64
+	for _, tb := range w.tables {
+		d, err := removeDuplicateRows(ctx, conn, tb.table, loadID)
+		if err != nil {
+			return 0, err
+		}
+		dups += d
+	}
+	return dups, nil
+}
+
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// key (NULLs compare equal), and returns how many it deleted. A key item is a column name, or
-// an expression with %[1]s standing for the table alias, e.g. "coalesce(%[1]s.zone, 0)".
-func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table string, loadID int64, key ...string) (int64, error) {
-	on := make([]string, len(key))
-	for i, k := range key {
+// table's DedupeKey (NULLs compare equal), and returns how many it deleted.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, loadID int64) (int64, error) {
+	on := make([]string, len(table.DedupeKey))
+	for i, k := range table.DedupeKey {
 		if !strings.Contains(k, "%[1]s") {
 			k = "%[1]s." + k
 		}
 		on[i] = fmt.Sprintf(k, "n") + " IS NOT DISTINCT FROM " + fmt.Sprintf(k, "o")
 	}
-	q := fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (
-		SELECT n.rowid FROM %s n SEMI JOIN %s o ON o.load_id <> $1 AND %s
-		WHERE n.load_id = $1)`, table, table, table, strings.Join(on, " AND "))
+	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (
+		SELECT n.rowid FROM %[1]s n SEMI JOIN %[1]s o ON o.load_id <> $1 AND %[2]s
+		WHERE n.load_id = $1)`, table.Name, strings.Join(on, " AND "))
 	res, err := conn.ExecContext(ctx, q, loadID)
 	if err != nil {
-		return 0, fmt.Errorf("removing duplicate %s rows: %w", table, err)
+		return 0, fmt.Errorf("removing duplicate %s rows: %w", table.Name, err)
 	}
 	return res.RowsAffected()
 }
