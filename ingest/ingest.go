@@ -208,7 +208,8 @@ func (in *Ingester) loaderFor(src *source.Source) (Loader, error) {
 	if kind == KindAuto {
 		k, ok := DetectKind(src.Name, src.Head)
 		if !ok {
-			return nil, fmt.Errorf("reading %s: %w (not an audit log, conntrack dump or Kubernetes object snapshot); pass --kind", src.Name, errUnknownKind)
+			evidence := KindNames()[1:]
+			return nil, fmt.Errorf("reading %s: %w (not %s evidence); pass --kind", src.Name, errUnknownKind, strings.Join(evidence, " or "))
 		}
 		kind = k
 	}

@@ -44,26 +44,22 @@ type Kind string
 // KindAuto asks DetectKind for each file's kind.
 const KindAuto Kind = "auto"
 
-// kinds lists the values --kind accepts.
-func kinds() []Kind {
-	kinds := []Kind{KindAuto}
+// KindNames lists the values --kind accepts: auto, then the loaders' kinds.
+func KindNames() []string {
+	names := []string{string(KindAuto)}
 	for _, l := range loaders {
-		kinds = append(kinds, Kind(l.Kind()))
+		names = append(names, l.Kind())
 	}
-	return kinds
+	return names
 }
 
 // ParseKind validates a --kind value.
 func ParseKind(s string) (Kind, error) {
-	known := kinds()
-	if slices.Contains(known, Kind(s)) {
-		return Kind(s), nil
+	names := KindNames()
+	if !slices.Contains(names, s) {
+		return "", fmt.Errorf("unknown kind %q (want one of %s)", s, strings.Join(names, ", "))
 	}
-	names := make([]string, len(known))
-	for i, k := range known {
-		names[i] = string(k)
-	}
-	return "", fmt.Errorf("unknown kind %q (want one of %s)", s, strings.Join(names, ", "))
+	return Kind(s), nil
 }
 
 // DetectKind guesses the kind of evidence from a file's name and first bytes (decompressed).
