@@ -400,18 +400,16 @@ func (p *textParser) parseEventPrefix(sc *scanner, tok []byte) ([]byte, string) 
 	if len(tok) == 0 || tok[0] != '[' {
 		return tok, ""
 	}
-	switch string(tok) {
-	case "[NEW]":
-		p.event.Type = "NEW"
-	case "[UPDATE]":
-		p.event.Type = "UPDATE"
-	case "[DESTROY]":
-		p.event.Type = "DESTROY"
-	default:
+	typ, ok := eventTypes[string(tok)]
+	if !ok {
 		return nil, fmt.Sprintf("unknown event type %q", tok)
 	}
+	p.event.Type = typ
 	return sc.next()
 }
+
+// eventTypes are conntrack -E's event markers.
+var eventTypes = map[string]string{"[NEW]": "NEW", "[UPDATE]": "UPDATE", "[DESTROY]": "DESTROY"}
 
 // bareToken reads a token without '=' before the tuples: the timeout, then the state.
 func bareToken(tok []byte, e *Entry, dir int) string {
