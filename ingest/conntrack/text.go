@@ -670,19 +670,14 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 	e.Format = FormatSave
 	sc := scanner{b: line}
 	cmd, _ := sc.next()
-	switch string(cmd) {
-	case "-A":
-	case "-I":
-		p.event.Type = "NEW"
-	case "-U":
-		p.event.Type = "UPDATE"
-	case "-D":
-		p.event.Type = "DESTROY"
-	default:
+	typ, ok := saveCommands[string(cmd)]
+	if !ok {
 		return fmt.Sprintf("unknown save command %q (want -A, -I, -U or -D)", cmd)
 	}
-	var status []byte
-	var family []byte
+	if typ != "" {
+		p.event.Type = typ
+	}
+	var status, family []byte
 	for {
 		opt, _ := sc.next()
 		if len(opt) == 0 {
@@ -697,57 +692,12 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		}
 		var r string
 		switch string(opt) {
-		case "-t", "--timeout":
-			r = setNum(&e.TimeoutS, []byte("-t"), val, 1<<32)
 		case "-u", "--status":
 			status = val
-		case "-s", "--orig-src", "--src":
-			r = setAddr(&e.Orig.Src, opt, val)
-		case "-d", "--orig-dst", "--dst":
-			r = setAddr(&e.Orig.Dst, opt, val)
-		case "-r", "--reply-src":
-			r = setAddr(&e.Reply.Src, opt, val)
-		case "-q", "--reply-dst":
-			r = setAddr(&e.Reply.Dst, opt, val)
-		case "-p", "--protonum", "--proto":
-			name, num, ok := protoInfo(val)
-			if !ok || num < 0 {
-				return fmt.Sprintf("unknown protocol %q", val)
-			}
-			e.Proto, e.ProtoNum = name, num
-		case "--sport", "--orig-port-src":
-			r = setNum32(&e.Orig.SPort, opt, val, 65535)
-		case "--dport", "--orig-port-dst":
-			r = setNum32(&e.Orig.DPort, opt, val, 65535)
-		case "--reply-port-src":
-			r = setNum32(&e.Reply.SPort, opt, val, 65535)
-		case "--reply-port-dst":
-			r = setNum32(&e.Reply.DPort, opt, val, 65535)
-		case "--state":
-			st, ok := internState(val)
-			if !ok {
-				return fmt.Sprintf("bad state %q", val)
-			}
-			e.State = st
-		case "-m", "--mark":
-			r = setNum(&e.Mark, opt, val, 1<<32-1)
-		case "-w", "--zone":
-			r = setNum(&e.Zone, opt, val, 65535)
-		case "--orig-zone":
-			r = setNum(&e.Orig.Zone, opt, val, 65535)
-		case "--reply-zone":
-			r = setNum(&e.Reply.Zone, opt, val, 65535)
-		case "--icmp-type":
-			r = setNum32(&e.Orig.ICMPType, opt, val, 255)
-		case "--icmp-code":
-			r = setNum32(&e.Orig.ICMPCode, opt, val, 255)
-		case "--icmp-id":
-			r = setNum32(&e.Orig.ICMPID, opt, val, 65535)
 		case "-f", "--family":
 			family = val
 		default:
-			appendExtra(e, opt)
-			appendExtra(e, val)
+			r = saveOption(e, opt, val)
 		}
 		if r != "" {
 			return r
@@ -757,24 +707,92 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		return "missing -p"
 	}
 	if len(status) > 0 {
-		seen := false
-		for _, s := range bytes.Split(status, []byte(",")) {
-			switch string(s) {
-			case "SEEN_REPLY":
-				seen = true
-			case "ASSURED":
-				e.Flags |= FlagAssured
-			case "OFFLOAD":
-				e.Flags |= FlagOffload
-			case "HW_OFFLOAD":
-				e.Flags |= FlagHWOffload
-			}
-		}
-		if !seen {
-			e.Flags |= FlagUnreplied
-		}
-		appendExtra(e, append([]byte("status="), status...))
+		saveStatus(e, status)
 	}
+	return finishSave(e, family)
+}
+
+// saveCommands are the commands of -o save lines and the event types they stand for.
+var saveCommands = map[string]string{"-A": "", "-I": "NEW", "-U": "UPDATE", "-D": "DESTROY"}
+
+// saveOption reads one option of a -o save line into e.
+func saveOption(e *Entry, opt, val []byte) string {
+	switch string(opt) {
+	case "-t", "--timeout":
+		return setNum(&e.TimeoutS, []byte("-t"), val, 1<<32)
+	case "-s", "--orig-src", "--src":
+		return setAddr(&e.Orig.Src, opt, val)
+	case "-d", "--orig-dst", "--dst":
+		return setAddr(&e.Orig.Dst, opt, val)
+	case "-r", "--reply-src":
+		return setAddr(&e.Reply.Src, opt, val)
+	case "-q", "--reply-dst":
+		return setAddr(&e.Reply.Dst, opt, val)
+	case "-p", "--protonum", "--proto":
+		name, num, ok := protoInfo(val)
+		if !ok || num < 0 {
+			return fmt.Sprintf("unknown protocol %q", val)
+		}
+		e.Proto, e.ProtoNum = name, num
+	case "--sport", "--orig-port-src":
+		return setNum32(&e.Orig.SPort, opt, val, 65535)
+	case "--dport", "--orig-port-dst":
+		return setNum32(&e.Orig.DPort, opt, val, 65535)
+	case "--reply-port-src":
+		return setNum32(&e.Reply.SPort, opt, val, 65535)
+	case "--reply-port-dst":
+		return setNum32(&e.Reply.DPort, opt, val, 65535)
+	case "--state":
+		st, ok := internState(val)
+		if !ok {
+			return fmt.Sprintf("bad state %q", val)
+		}
+		e.State = st
+	case "-m", "--mark":
+		return setNum(&e.Mark, opt, val, 1<<32-1)
+	case "-w", "--zone":
+		return setNum(&e.Zone, opt, val, 65535)
+	case "--orig-zone":
+		return setNum(&e.Orig.Zone, opt, val, 65535)
+	case "--reply-zone":
+		return setNum(&e.Reply.Zone, opt, val, 65535)
+	case "--icmp-type":
+		return setNum32(&e.Orig.ICMPType, opt, val, 255)
+	case "--icmp-code":
+		return setNum32(&e.Orig.ICMPCode, opt, val, 255)
+	case "--icmp-id":
+		return setNum32(&e.Orig.ICMPID, opt, val, 65535)
+	default:
+		appendExtra(e, opt)
+		appendExtra(e, val)
+	}
+	return ""
+}
+
+// saveStatus turns -u's status bits into flags, and keeps them in extra.
+func saveStatus(e *Entry, status []byte) {
+	seen := false
+	for _, s := range bytes.Split(status, []byte(",")) {
+		switch string(s) {
+		case "SEEN_REPLY":
+			seen = true
+		case "ASSURED":
+			e.Flags |= FlagAssured
+		case "OFFLOAD":
+			e.Flags |= FlagOffload
+		case "HW_OFFLOAD":
+			e.Flags |= FlagHWOffload
+		}
+	}
+	if !seen {
+		e.Flags |= FlagUnreplied
+	}
+	appendExtra(e, append([]byte("status="), status...))
+}
+
+// finishSave checks that a -o save line had both tuples and completes them as finish does; save
+// prints only the original ICMP tuple.
+func finishSave(e *Entry, family []byte) string {
 	if !e.Orig.Src.IsValid() {
 		return "missing -s"
 	}
@@ -788,7 +806,6 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		return "missing -q"
 	}
 	if isICMP(e.Proto) {
-		// save prints only the original ICMP tuple
 		if !e.Orig.ICMPType.Valid || !e.Orig.ICMPCode.Valid {
 			return "missing --icmp-type/--icmp-code"
 		}
