@@ -155,13 +155,8 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 func evidenceKinds(tables []string) string {
 	var kinds []string
 	for _, t := range tables {
-		k := "snapshot"
-		switch {
-		case t == "audit_events":
-			k = "audit"
-		case strings.HasPrefix(t, "conntrack_") || t == "kernel_events":
-			k = "conntrack"
-		}
+		table, _ := store.Lookup(t)
+		k := table.Evidence
 		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -43,7 +44,7 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 }
 
 func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
-	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: auto, audit, conntrack or endpoints")
+	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: "+strings.Join(ingest.KindNames(), ", "))
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest input line (one audit event with its bodies) to load; longer lines are rejected into ingest_errors")
 	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
 	fs.BoolVar(&f.auditEndpoints, "audit-endpoints", true, "derive endpoint_addresses rows from the Endpoints/EndpointSlice bodies in audit logs (on Endpoints-heavy logs about a third of the ingest time)")

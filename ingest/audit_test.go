@@ -119,7 +119,7 @@ func TestAuditInputVariants(t *testing.T) {
 		t.Run(filepath.Base(tt.path), func(t *testing.T) {
 			db := openTestDB(t)
 			res := ingestFiles(t, db, Options{}, tt.path)
-			if len(res) != 1 || res[0].Kind != KindAudit || res[0].Rows != tt.rows || res[0].Rejected != 0 {
+			if len(res) != 1 || res[0].Kind != "audit" || res[0].Rows != tt.rows || res[0].Rejected != 0 {
 				t.Fatalf("result %+v, want %d rows, 0 rejected", res, tt.rows)
 			}
 			if n := queryInt(t, db, "SELECT count(*) FROM audit_events"); n != tt.rows {

@@ -67,9 +67,6 @@ func TestConntrackLooseFileNeedsNodeAndTime(t *testing.T) {
 // snapshots and from its audit log, and loading it twice adds nothing.
 func TestEndpointsFromSnapshotsAndAudit(t *testing.T) {
 	dir := "../samples/flapping"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("samples/flapping missing")
-	}
 	db := openTestDB(t)
 	ingestFiles(t, db, Options{}, dir)
 	for _, source := range []string{"snapshot", "audit"} {
@@ -91,9 +88,6 @@ func TestEndpointsFromSnapshotsAndAudit(t *testing.T) {
 
 func TestNoAuditEndpoints(t *testing.T) {
 	path := "../samples/flapping/audit.log"
-	if _, err := os.Stat(path); err != nil {
-		t.Skip("samples/flapping missing")
-	}
 	db := openTestDB(t)
 	ingestFiles(t, db, Options{NoAuditEndpoints: true}, path)
 	if n := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses"); n != 0 {

@@ -21,6 +21,16 @@ type Table struct {
 	Name    string
 	Doc     string
 	Columns []Column
+	// Evidence names the evidence that fills the table, in the words of "no <Evidence> data":
+	// audit, conntrack or snapshot; "" for kubesift's own bookkeeping.
+	Evidence string
+	// TimeColumn says when a row was observed, for time windows and retention; "" for tables
+	// whose rows have no time.
+	TimeColumn string
+	// DedupeKey identifies a row across loads: a load keeps no row whose key (NULLs equal) an
+	// earlier load already has. An item is a column name, or an expression with %[1]s standing for
+	// the table alias, e.g. "coalesce(%[1]s.zone, 0)". Nil for tables that are not deduplicated.
+	DedupeKey []string
 }
 
 // Tables lists every table kubesift creates, in documentation order.
@@ -63,20 +73,8 @@ func Lookup(name string) (Table, bool) {
 // TimeColumn returns the column that says when a row of table was observed, for time windows
 // and retention; "" for tables without one.
 func TimeColumn(table string) string {
-	switch {
-	case table == "audit_events":
-		return "stage_at"
-	case table == "ingest_files":
-		return "finished_at"
-	case table == "runs":
-		return "started_at"
-	case table == "ingest_errors":
-		return ""
-	}
-	if t, ok := Lookup(table); ok && slices.Contains(t.ColumnNames(), "captured_at") {
-		return "captured_at"
-	}
-	return ""
+	t, _ := Lookup(table)
+	return t.TimeColumn
 }
 
 // Prune deletes rows observed before cutoff from every table with a time column, and the

@@ -1,7 +1,10 @@
 package store
 
 var auditEventsTable = Table{
-	Name: "audit_events",
+	Name:       "audit_events",
+	Evidence:   "audit",
+	TimeColumn: "stage_at",
+	DedupeKey:  []string{"audit_id", "stage"},
 	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage). " +
 		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secret-bodies is given.",
 	Columns: []Column{
@@ -70,8 +73,9 @@ var ingestErrorsTable = Table{
 }
 
 var ingestFilesTable = Table{
-	Name: "ingest_files",
-	Doc:  "One row per loaded file: what was read, how much and how it went. Written in the same transaction as the file's rows.",
+	Name:       "ingest_files",
+	TimeColumn: "finished_at",
+	Doc:        "One row per loaded file: what was read, how much and how it went. Written in the same transaction as the file's rows.",
 	Columns: []Column{
 		{"load_id", "BIGINT", "identifies the load; audit_events.load_id and ingest_errors.load_id refer to it"},
 		{"kind", "VARCHAR", "evidence kind: audit, conntrack or endpoints"},
@@ -93,8 +97,9 @@ var ingestFilesTable = Table{
 }
 
 var runsTable = Table{
-	Name: "runs",
-	Doc:  "One row per kubesift run with a database file: when it ran, the window it analyzed and what it found. A run without --since analyzes from the previous run's start.",
+	Name:       "runs",
+	TimeColumn: "started_at",
+	Doc:        "One row per kubesift run with a database file: when it ran, the window it analyzed and what it found. A run without --since analyzes from the previous run's start.",
 	Columns: []Column{
 		{"started_at", "TIMESTAMPTZ", "when the run started"},
 		{"finished_at", "TIMESTAMPTZ", "when it finished"},

@@ -56,7 +56,10 @@ func entryColumns() []Column {
 }
 
 var conntrackEntriesTable = Table{
-	Name: "conntrack_entries",
+	Name:       "conntrack_entries",
+	Evidence:   "conntrack",
+	TimeColumn: "captured_at",
+	DedupeKey:  []string{"node", "captured_at", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_type", "orig_icmp_code", "orig_icmp_id", "coalesce(%[1]s.zone, 0)"},
 	Doc: "One row per connection tracking entry of a conntrack table dump: conntrack -L (default, -o extended, id, " +
 		"ktimestamp, timestamp, save, xml) or /proc/net/nf_conntrack. The same capture gives the same rows in every " +
 		"format, apart from what a format does not print (NULL). conntrack's 'N flow entries have been shown.' " +
@@ -65,7 +68,10 @@ var conntrackEntriesTable = Table{
 }
 
 var conntrackEventsTable = Table{
-	Name: "conntrack_events",
+	Name:       "conntrack_events",
+	Evidence:   "conntrack",
+	TimeColumn: "captured_at",
+	DedupeKey:  []string{"node", "event_time", "event_type", "proto", "orig_src", "orig_dst", "orig_sport", "orig_dport", "orig_icmp_id", "coalesce(%[1]s.zone, 0)", "state"},
 	Doc: "One row per conntrack event of conntrack -E (optionally -o timestamp, extended, save or xml): the event type " +
 		"and time, then the same columns as conntrack_entries describing the entry at the time of the event.",
 	Columns: append(append(conntrackLeadingColumns("event stream"),
@@ -75,7 +81,10 @@ var conntrackEventsTable = Table{
 }
 
 var conntrackStatsTable = Table{
-	Name: "conntrack_stats",
+	Name:       "conntrack_stats",
+	Evidence:   "conntrack",
+	TimeColumn: "captured_at",
+	DedupeKey:  []string{"node", "captured_at", "cpu"},
 	Doc: "Per-CPU conntrack counters from conntrack -S or /proc/net/stat/nf_conntrack (hex, decoded). One row per CPU " +
 		"line. Counters use the conntrack -S names; /proc aliases are mapped (clashres -> clash_resolve, chainlength " +
 		"-> chaintoolong, icmp_error -> error). A counter the source does not print is NULL. Counters are cumulative " +
@@ -108,7 +117,10 @@ var conntrackStatsTable = Table{
 }
 
 var conntrackLimitsTable = Table{
-	Name: "conntrack_limits",
+	Name:       "conntrack_limits",
+	Evidence:   "conntrack",
+	TimeColumn: "captured_at",
+	DedupeKey:  []string{"node", "captured_at", "format"},
 	Doc: "One row per snapshot of the conntrack sysctls (sysctl -a / sysctl net.netfilter output, or " +
 		"'grep . /proc/sys/net/netfilter/*'), and one row per conntrack -C count. Wide form: the settings rules need " +
 		"are typed columns (NULL when absent), e.g. WHERE nf_conntrack_count >= 0.9 * nf_conntrack_max. Long form: " +
@@ -151,7 +163,10 @@ var conntrackLimitsTable = Table{
 }
 
 var kernelEventsTable = Table{
-	Name: "kernel_events",
+	Name:       "kernel_events",
+	Evidence:   "conntrack",
+	TimeColumn: "captured_at",
+	DedupeKey:  []string{"node", "raw"},
 	Doc: "Conntrack-related kernel log lines from dmesg (with '[seconds]' or dmesg -T prefix, or none), journalctl -k " +
 		"-o short-iso, or syslog. kind = 'table_full' for 'nf_conntrack: table full, dropping packet' (init netns) and " +
 		"'nf_conntrack: nf_conntrack: table full in netns N, dropping packet'; 'expect_table_full' for the expectation " +
@@ -167,6 +182,9 @@ var kernelEventsTable = Table{
 		Column{Name: "source_line", Type: "BIGINT", Doc: "1-based line in source_file."},
 	),
 }
+
+// The dedupe keys of the conntrack tables let the same capture read from two formats, or
+// dmesg's cumulative log, add rows once; conntrack -L leaves out zone 0, /proc prints it.
 
 // ConntrackTables returns the conntrack tables in documentation order
 // (entries, events, stats, limits, kernel events), each ending with load_id.

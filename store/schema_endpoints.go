@@ -1,5 +1,7 @@
 package store
 
+import "slices"
+
 // Tables fed by ingest/k8sobj from Kubernetes object snapshots (kubectl get -o json|yaml, -w
 // streams, watch-event streams) and from Endpoints/EndpointSlice bodies in audit events. The first
 // four columns of each (captured_at, source, source_file, load_id) are filled by the caller; the
@@ -174,11 +176,30 @@ var leaderLocksTable = Table{
 }
 
 // K8sObjectTables lists the tables fed by ingest/k8sobj, in documentation order.
-var K8sObjectTables = []Table{
+var K8sObjectTables = observations(
 	endpointAddressesTable,
 	servicesTable,
 	podsTable,
 	podProbesTable,
 	objectAnnotationsTable,
 	leaderLocksTable,
+)
+
+// provenanceColumns say where a row came from rather than what it records; two rows that differ
+// only there describe the same observation (the same snapshot saved as JSON and as YAML).
+var provenanceColumns = []string{"source_file", "source_line", "object_seq", "load_id"}
+
+// observations sets what the object tables share: their evidence, their time, and a dedupe key of
+// every column but the provenance ones.
+func observations(tables ...Table) []Table {
+	for i, t := range tables {
+		t.Evidence, t.TimeColumn = "snapshot", "captured_at"
+		for _, c := range t.ColumnNames() {
+			if !slices.Contains(provenanceColumns, c) {
+				t.DedupeKey = append(t.DedupeKey, c)
+			}
+		}
+		tables[i] = t
+	}
+	return tables
 }

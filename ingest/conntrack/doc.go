@@ -27,5 +27,7 @@
 // Records carry every column of their table except the three leading ones the
 // caller knows (node, captured_at, source_file); each record's Values method
 // returns the remaining columns in table order, so a row is
-// append([]any{node, capturedAt, sourceFile}, rec.Values()...).
+// append([]any{node, capturedAt, sourceFile}, rec.Values()...). Loader (load.go) is the
+// conntrack kind of ingest: it picks the format from the content or the file name and loads
+// the rows with the node and capture time of the file's path.
 package conntrack

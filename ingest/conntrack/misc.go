@@ -13,153 +13,191 @@ import (
 // parseMisc handles the small line formats: conntrack -S,
 // /proc/net/stat/nf_conntrack, conntrack -C, sysctl output and kernel logs.
 func parseMisc(r io.Reader, f Format, o Options, h Handler) error {
+	p := &miscParser{f: f, o: o, h: h}
 	lr := newLineReader(r)
-	skip := func(line int, reason string) {
-		if s, ok := h.(Skipper); ok {
-			s.Skipped(line, reason)
-		}
-	}
-	var header [][]byte // /proc/net/stat column names
-	row := 0
-	var lim *Limits
-	flushLimits := func() error {
-		if lim == nil {
-			return nil
-		}
-		l := lim
-		lim = nil
-		if err := h.Limits(l); err != nil {
-			return fmt.Errorf("line %d: %w", l.Line, err)
-		}
-		return nil
-	}
 	for {
 		raw, err := lr.read()
 		if err == io.EOF {
-			return flushLimits()
+			return p.flushLimits()
 		}
 		if err != nil {
 			return fmt.Errorf("read line %d: %w", lr.lineNo+1, err)
 		}
 		ln, off := lr.lineNo, lr.off
 		line := bytes.TrimSpace(raw)
-		if len(line) == 0 {
+		if len(line) == 0 || p.trailer(ln, off, line) {
 			continue
 		}
-		if f != FormatKernelLog {
-			if i, msg, harmless := findTrailer(line); i == 0 {
-				if harmless {
-					skip(ln, "conntrack trailer: "+string(msg))
-				} else {
-					h.Bad(ln, off, "conntrack error message: "+excerpt(msg), excerpt(line))
-				}
-				continue
-			}
-		}
-		var reason string
-		var herr error
-		switch f {
-		case FormatStats:
-			s, r := parseStatsLine(line)
-			if reason = r; r == "" {
-				s.Line = int64(ln)
-				herr = h.Stat(s)
-			}
-		case FormatProcStat:
-			if bytes.HasPrefix(line, []byte("entries")) {
-				header = bytes.Fields(line)
-				row = 0
-				skip(ln, "header")
-				continue
-			}
-			if header == nil {
-				reason = "data row before the \"entries ...\" header"
-				break
-			}
-			vals := bytes.Fields(line)
-			if len(vals) != len(header) {
-				reason = fmt.Sprintf("%d values for %d columns", len(vals), len(header))
-				break
-			}
-			s := &Stat{Format: FormatProcStat, CPU: sql.Null[int64]{V: int64(row), Valid: true}, Line: int64(ln)}
-			for i, v := range vals {
-				n, err := strconv.ParseUint(string(v), 16, 64)
-				if err != nil || n > 1<<63-1 {
-					reason = fmt.Sprintf("bad hex value %q for %s", v, header[i])
-					break
-				}
-				name := string(header[i])
-				if fp := s.field(name); fp != nil {
-					*fp = sql.Null[int64]{V: int64(n), Valid: true}
-				} else {
-					if s.Other == nil {
-						s.Other = map[string]int64{}
-					}
-					s.Other[name] = int64(n)
-				}
-			}
-			if reason == "" {
-				row++
-				herr = h.Stat(s)
-			}
-		case FormatCount:
-			n, ok := parseUint(line, 1<<63-1)
-			if !ok {
-				reason = fmt.Sprintf("conntrack -C: not a number: %q", excerpt(line))
-				break
-			}
-			herr = h.Limits(&Limits{Format: FormatCount, Count: sql.Null[int64]{V: int64(n), Valid: true}, Line: int64(ln)})
-		case FormatSysctl:
-			name, val, r := splitSysctl(line)
-			if r != "" {
-				reason = r
-				break
-			}
-			short, ok := conntrackSysctl(name)
-			if !ok {
-				skip(ln, "not a conntrack sysctl: "+name)
-				continue
-			}
-			if lim != nil {
-				if _, dup := lim.Settings[short]; dup {
-					// a second snapshot in the same file
-					if err := flushLimits(); err != nil {
-						return err
-					}
-				}
-			}
-			if lim == nil {
-				lim = &Limits{Format: FormatSysctl, Settings: map[string]string{}, Line: int64(ln)}
-			}
-			if fp := lim.field(short); fp != nil {
-				n, err := strconv.ParseInt(val, 10, 64)
-				if err != nil {
-					reason = fmt.Sprintf("bad value %q for %s", val, name)
-					break
-				}
-				*fp = sql.Null[int64]{V: n, Valid: true}
-			}
-			lim.Settings[short] = val
-		case FormatKernelLog:
-			k, r, relevant := parseKernelLine(line, o)
-			if !relevant {
-				skip(ln, "not a conntrack kernel message")
-				continue
-			}
-			if reason = r; r == "" {
-				k.Raw, k.Line = string(line), int64(ln)
-				herr = h.KernelEvent(k)
-			}
-		default:
-			return fmt.Errorf("%w %q", ErrUnknownFormat, string(f))
-		}
+		reason, err := p.parseLine(ln, line)
 		if reason != "" {
-			h.Bad(ln, off, reason, excerpt(line))
+			p.h.Bad(ln, off, reason, excerpt(line))
 		}
-		if herr != nil {
-			return fmt.Errorf("line %d: %w", ln, herr)
+		if err != nil {
+			return err
 		}
 	}
+}
+
+// miscParser keeps what spans lines: the /proc/net/stat header and row number, and the sysctl
+// snapshot being gathered.
+type miscParser struct {
+	f      Format
+	o      Options
+	h      Handler
+	header [][]byte // /proc/net/stat column names
+	row    int
+	lim    *Limits
+}
+
+func (p *miscParser) skip(line int, reason string) {
+	if s, ok := p.h.(Skipper); ok {
+		s.Skipped(line, reason)
+	}
+}
+
+// trailer reports (and handles) a line that is conntrack's stderr trailer or error message.
+func (p *miscParser) trailer(ln int, off int64, line []byte) bool {
+	if p.f == FormatKernelLog {
+		return false
+	}
+	i, msg, harmless := findTrailer(line)
+	if i != 0 {
+		return false
+	}
+	if harmless {
+		p.skip(ln, "conntrack trailer: "+string(msg))
+	} else {
+		p.h.Bad(ln, off, "conntrack error message: "+excerpt(msg), excerpt(line))
+	}
+	return true
+}
+
+// parseLine parses one non-blank line. It returns why the line is bad, or an error that stops
+// parsing.
+func (p *miscParser) parseLine(ln int, line []byte) (reason string, err error) {
+	var herr error
+	switch p.f {
+	case FormatStats:
+		s, r := parseStatsLine(line)
+		if r != "" {
+			return r, nil
+		}
+		s.Line = int64(ln)
+		herr = p.h.Stat(s)
+	case FormatProcStat:
+		s, r := p.procStatLine(ln, line)
+		if s == nil {
+			return r, nil
+		}
+		herr = p.h.Stat(s)
+	case FormatCount:
+		n, ok := parseUint(line, 1<<63-1)
+		if !ok {
+			return fmt.Sprintf("conntrack -C: not a number: %q", excerpt(line)), nil
+		}
+		herr = p.h.Limits(&Limits{Format: FormatCount, Count: sql.Null[int64]{V: int64(n), Valid: true}, Line: int64(ln)})
+	case FormatSysctl:
+		return p.sysctlLine(ln, line)
+	case FormatKernelLog:
+		k, r, relevant := parseKernelLine(line, p.o)
+		if !relevant {
+			p.skip(ln, "not a conntrack kernel message")
+			return "", nil
+		}
+		if r != "" {
+			return r, nil
+		}
+		k.Raw, k.Line = string(line), int64(ln)
+		herr = p.h.KernelEvent(k)
+	default:
+		return "", fmt.Errorf("%w %q", ErrUnknownFormat, string(p.f))
+	}
+	if herr != nil {
+		return "", fmt.Errorf("line %d: %w", ln, herr)
+	}
+	return "", nil
+}
+
+// procStatLine reads the header or a CPU's row of /proc/net/stat/nf_conntrack (hex values). It
+// returns nil for the header and for a bad row, with the reason.
+func (p *miscParser) procStatLine(ln int, line []byte) (*Stat, string) {
+	if bytes.HasPrefix(line, []byte("entries")) {
+		p.header = bytes.Fields(line)
+		p.row = 0
+		p.skip(ln, "header")
+		return nil, ""
+	}
+	if p.header == nil {
+		return nil, "data row before the \"entries ...\" header"
+	}
+	vals := bytes.Fields(line)
+	if len(vals) != len(p.header) {
+		return nil, fmt.Sprintf("%d values for %d columns", len(vals), len(p.header))
+	}
+	s := &Stat{Format: FormatProcStat, CPU: sql.Null[int64]{V: int64(p.row), Valid: true}, Line: int64(ln)}
+	for i, v := range vals {
+		n, err := strconv.ParseUint(string(v), 16, 64)
+		if err != nil || n > 1<<63-1 {
+			return nil, fmt.Sprintf("bad hex value %q for %s", v, p.header[i])
+		}
+		name := string(p.header[i])
+		if fp := s.field(name); fp != nil {
+			*fp = sql.Null[int64]{V: int64(n), Valid: true}
+		} else {
+			if s.Other == nil {
+				s.Other = map[string]int64{}
+			}
+			s.Other[name] = int64(n)
+		}
+	}
+	p.row++
+	return s, ""
+}
+
+// sysctlLine adds one setting to the snapshot being gathered; a setting seen before starts the
+// next snapshot of the file.
+func (p *miscParser) sysctlLine(ln int, line []byte) (reason string, err error) {
+	name, val, r := splitSysctl(line)
+	if r != "" {
+		return r, nil
+	}
+	short, ok := conntrackSysctl(name)
+	if !ok {
+		p.skip(ln, "not a conntrack sysctl: "+name)
+		return "", nil
+	}
+	if p.lim != nil {
+		if _, dup := p.lim.Settings[short]; dup {
+			if err := p.flushLimits(); err != nil {
+				return "", err
+			}
+		}
+	}
+	if p.lim == nil {
+		p.lim = &Limits{Format: FormatSysctl, Settings: map[string]string{}, Line: int64(ln)}
+	}
+	if fp := p.lim.field(short); fp != nil {
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return fmt.Sprintf("bad value %q for %s", val, name), nil
+		}
+		*fp = sql.Null[int64]{V: n, Valid: true}
+	}
+	p.lim.Settings[short] = val
+	return "", nil
+}
+
+// flushLimits hands over the sysctl snapshot gathered so far.
+func (p *miscParser) flushLimits() error {
+	if p.lim == nil {
+		return nil
+	}
+	l := p.lim
+	p.lim = nil
+	if err := p.h.Limits(l); err != nil {
+		return fmt.Errorf("line %d: %w", l.Line, err)
+	}
+	return nil
 }
 
 // parseStatsLine parses one line of conntrack -S:

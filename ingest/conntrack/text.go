@@ -307,38 +307,43 @@ func appendExtra(e *Entry, tok []byte) {
 func (p *textParser) parseText(line []byte, e *Entry) string {
 	e.Format = p.format
 	sc := scanner{b: line}
+	if r := p.parseHeader(&sc, e); r != "" {
+		return r
+	}
+	t := tuples{dir: -1}
+	for {
+		tok, r := sc.next()
+		if r != "" {
+			return r
+		}
+		if len(tok) == 0 {
+			break
+		}
+		switch {
+		case tok[0] == '[':
+			t.post = t.dir == 1
+			r = p.bracket(tok, e, &t.dir)
+		case bytes.IndexByte(tok, '=') < 0:
+			r = bareToken(tok, e, t.dir)
+		default:
+			r = t.field(tok, e)
+		}
+		if r != "" {
+			return r
+		}
+	}
+	return finish(e, t.dir)
+}
+
+// parseHeader reads what comes before the tuples: an event's time and type, the layer 3
+// family and the protocol with its number.
+func (p *textParser) parseHeader(sc *scanner, e *Entry) string {
 	tok, r := sc.next()
 	if r != "" {
 		return r
 	}
-	// conntrack -E -o timestamp: "[1795235091.568474]\t [NEW] ..."
-	if len(tok) > 2 && tok[0] == '[' && tok[1] >= '0' && tok[1] <= '9' {
-		t, ok := parseEpoch(tok[1 : len(tok)-1])
-		if !ok {
-			return fmt.Sprintf("bad event timestamp %q", tok)
-		}
-		p.event.Time = sql.Null[time.Time]{V: t, Valid: true}
-		if tok, r = sc.next(); r != "" {
-			return r
-		}
-		if len(tok) == 0 || tok[0] != '[' {
-			return "event timestamp without [NEW]/[UPDATE]/[DESTROY]"
-		}
-	}
-	if len(tok) > 0 && tok[0] == '[' {
-		switch string(tok) {
-		case "[NEW]":
-			p.event.Type = "NEW"
-		case "[UPDATE]":
-			p.event.Type = "UPDATE"
-		case "[DESTROY]":
-			p.event.Type = "DESTROY"
-		default:
-			return fmt.Sprintf("unknown event type %q", tok)
-		}
-		if tok, r = sc.next(); r != "" {
-			return r
-		}
+	if tok, r = p.parseEventPrefix(sc, tok); r != "" {
+		return r
 	}
 	if string(tok) == "ipv4" || string(tok) == "ipv6" {
 		fam := "ipv4"
@@ -372,132 +377,156 @@ func (p *textParser) parseText(line []byte, e *Entry) string {
 		return fmt.Sprintf("protocol number %d does not match %q (%d)", n, name, want)
 	}
 	e.ProtoNum = int32(n)
+	return ""
+}
 
-	dir := -1 // -1 header, 0 orig tuple, 1 reply tuple
-	post := false
-	var cur *Tuple
-	for {
-		tok, r = sc.next()
-		if r != "" {
-			return r
+// parseEventPrefix reads conntrack -E's "[1795235091.568474]" (-o timestamp) and "[NEW]",
+// starting at tok, and returns the token after them.
+func (p *textParser) parseEventPrefix(sc *scanner, tok []byte) ([]byte, string) {
+	var r string
+	if len(tok) > 2 && tok[0] == '[' && tok[1] >= '0' && tok[1] <= '9' {
+		t, ok := parseEpoch(tok[1 : len(tok)-1])
+		if !ok {
+			return nil, fmt.Sprintf("bad event timestamp %q", tok)
 		}
-		if len(tok) == 0 {
-			break
+		p.event.Time = sql.Null[time.Time]{V: t, Valid: true}
+		if tok, r = sc.next(); r != "" {
+			return nil, r
 		}
-		if tok[0] == '[' {
-			post = dir == 1
-			if r := p.bracket(tok, e, &dir); r != "" {
-				return r
-			}
-			continue
-		}
-		eq := bytes.IndexByte(tok, '=')
-		if eq < 0 {
-			if dir >= 0 {
-				return fmt.Sprintf("unexpected token %q", tok)
-			}
-			if !e.TimeoutS.Valid && e.State == "" {
-				if t, ok := parseUint(tok, 1<<32); ok {
-					e.TimeoutS = sql.Null[int64]{V: int64(t), Valid: true}
-					continue
-				}
-			}
-			if e.State == "" {
-				st, ok := internState(tok)
-				if !ok {
-					return fmt.Sprintf("bad state %q", tok)
-				}
-				e.State = st
-				continue
-			}
-			return fmt.Sprintf("unexpected token %q", tok)
-		}
-		k, v := tok[:eq], tok[eq+1:]
-		switch string(k) {
-		case "src":
-			dir++
-			if dir > 1 {
-				return "more than two src= tuples"
-			}
-			if dir == 0 {
-				cur = &e.Orig
-			} else {
-				cur = &e.Reply
-			}
-			a, ok := parseAddr(v)
-			if !ok {
-				return fmt.Sprintf("bad src= address %q", v)
-			}
-			cur.Src = a
-			continue
-		case "mark":
-			post = true
-			r = setNum(&e.Mark, k, v, 1<<32-1)
-		case "use":
-			post = true
-			r = setNum(&e.Use, k, v, 1<<32-1)
-		case "delta-time":
-			post = true
-			r = setNum(&e.DeltaS, k, v, 1<<63-1)
-		case "zone-orig", "orig-zone":
-			r = setNum(&e.Orig.Zone, k, v, 65535)
-		case "zone-reply", "reply-zone":
-			r = setNum(&e.Reply.Zone, k, v, 65535)
-		default:
-			if cur == nil {
-				if string(k) == "id" {
-					r = setNum(&e.ID, k, v, 1<<32-1)
-					break
-				}
-				return fmt.Sprintf("%s= before src=", k)
-			}
-			switch string(k) {
-			case "dst":
-				a, ok := parseAddr(v)
-				if !ok {
-					return fmt.Sprintf("bad dst= address %q", v)
-				}
-				if cur.Dst.IsValid() {
-					return "duplicate dst="
-				}
-				cur.Dst = a
-			case "sport":
-				r = setNum32(&cur.SPort, k, v, 65535)
-			case "dport":
-				r = setNum32(&cur.DPort, k, v, 65535)
-			case "type":
-				r = setNum32(&cur.ICMPType, k, v, 255)
-			case "code":
-				r = setNum32(&cur.ICMPCode, k, v, 255)
-			case "id":
-				if isICMP(e.Proto) && !post && cur.ICMPCode.Valid && !cur.ICMPID.Valid {
-					r = setNum32(&cur.ICMPID, k, v, 65535)
-				} else {
-					post = true
-					r = setNum(&e.ID, k, v, 1<<32-1)
-				}
-			case "packets":
-				r = setNum(&cur.Packets, k, v, 1<<63-1)
-			case "bytes":
-				r = setNum(&cur.Bytes, k, v, 1<<63-1)
-			case "zone":
-				switch {
-				case dir == 0:
-					r = setNum(&e.Orig.Zone, k, v, 65535)
-				case dir == 1 && !post:
-					r = setNum(&e.Reply.Zone, k, v, 65535)
-				default:
-					r = setNum(&e.Zone, k, v, 65535)
-				}
-			default:
-				appendExtra(e, tok)
-			}
-		}
-		if r != "" {
-			return r
+		if len(tok) == 0 || tok[0] != '[' {
+			return nil, "event timestamp without [NEW]/[UPDATE]/[DESTROY]"
 		}
 	}
-	return finish(e, dir)
+	if len(tok) == 0 || tok[0] != '[' {
+		return tok, ""
+	}
+	typ, ok := eventTypes[string(tok)]
+	if !ok {
+		return nil, fmt.Sprintf("unknown event type %q", tok)
+	}
+	p.event.Type = typ
+	return sc.next()
+}
+
+// eventTypes are conntrack -E's event markers.
+var eventTypes = map[string]string{"[NEW]": "NEW", "[UPDATE]": "UPDATE", "[DESTROY]": "DESTROY"}
+
+// bareToken reads a token without '=' before the tuples: the timeout, then the state.
+func bareToken(tok []byte, e *Entry, dir int) string {
+	if dir >= 0 {
+		return fmt.Sprintf("unexpected token %q", tok)
+	}
+	if !e.TimeoutS.Valid && e.State == "" {
+		if t, ok := parseUint(tok, 1<<32); ok {
+			e.TimeoutS = sql.Null[int64]{V: int64(t), Valid: true}
+			return ""
+		}
+	}
+	if e.State == "" {
+		st, ok := internState(tok)
+		if !ok {
+			return fmt.Sprintf("bad state %q", tok)
+		}
+		e.State = st
+		return ""
+	}
+	return fmt.Sprintf("unexpected token %q", tok)
+}
+
+// tuples follows a line through its tuples: dir is -1 before them, 0 in the original tuple and
+// 1 in the reply tuple; post is set once past the reply tuple's own fields.
+type tuples struct {
+	dir  int
+	post bool
+	cur  *Tuple
+}
+
+// field reads one key=value token.
+func (t *tuples) field(tok []byte, e *Entry) string {
+	eq := bytes.IndexByte(tok, '=')
+	k, v := tok[:eq], tok[eq+1:]
+	switch string(k) {
+	case "src":
+		t.dir++
+		if t.dir > 1 {
+			return "more than two src= tuples"
+		}
+		t.cur = &e.Orig
+		if t.dir == 1 {
+			t.cur = &e.Reply
+		}
+		a, ok := parseAddr(v)
+		if !ok {
+			return fmt.Sprintf("bad src= address %q", v)
+		}
+		t.cur.Src = a
+		return ""
+	case "mark":
+		t.post = true
+		return setNum(&e.Mark, k, v, 1<<32-1)
+	case "use":
+		t.post = true
+		return setNum(&e.Use, k, v, 1<<32-1)
+	case "delta-time":
+		t.post = true
+		return setNum(&e.DeltaS, k, v, 1<<63-1)
+	case "zone-orig", "orig-zone":
+		return setNum(&e.Orig.Zone, k, v, 65535)
+	case "zone-reply", "reply-zone":
+		return setNum(&e.Reply.Zone, k, v, 65535)
+	}
+	if t.cur == nil {
+		if string(k) == "id" {
+			return setNum(&e.ID, k, v, 1<<32-1)
+		}
+		return fmt.Sprintf("%s= before src=", k)
+	}
+	return t.tupleField(tok, k, v, e)
+}
+
+// tupleField reads a key=value token inside or after a tuple.
+func (t *tuples) tupleField(tok, k, v []byte, e *Entry) string {
+	cur := t.cur
+	switch string(k) {
+	case "dst":
+		a, ok := parseAddr(v)
+		if !ok {
+			return fmt.Sprintf("bad dst= address %q", v)
+		}
+		if cur.Dst.IsValid() {
+			return "duplicate dst="
+		}
+		cur.Dst = a
+		return ""
+	case "sport":
+		return setNum32(&cur.SPort, k, v, 65535)
+	case "dport":
+		return setNum32(&cur.DPort, k, v, 65535)
+	case "type":
+		return setNum32(&cur.ICMPType, k, v, 255)
+	case "code":
+		return setNum32(&cur.ICMPCode, k, v, 255)
+	case "id":
+		if isICMP(e.Proto) && !t.post && cur.ICMPCode.Valid && !cur.ICMPID.Valid {
+			return setNum32(&cur.ICMPID, k, v, 65535)
+		}
+		t.post = true
+		return setNum(&e.ID, k, v, 1<<32-1)
+	case "packets":
+		return setNum(&cur.Packets, k, v, 1<<63-1)
+	case "bytes":
+		return setNum(&cur.Bytes, k, v, 1<<63-1)
+	case "zone":
+		switch {
+		case t.dir == 0:
+			return setNum(&e.Orig.Zone, k, v, 65535)
+		case t.dir == 1 && !t.post:
+			return setNum(&e.Reply.Zone, k, v, 65535)
+		}
+		return setNum(&e.Zone, k, v, 65535)
+	}
+	appendExtra(e, tok)
+	return ""
 }
 
 func (p *textParser) bracket(tok []byte, e *Entry, dir *int) string {
@@ -641,19 +670,14 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 	e.Format = FormatSave
 	sc := scanner{b: line}
 	cmd, _ := sc.next()
-	switch string(cmd) {
-	case "-A":
-	case "-I":
-		p.event.Type = "NEW"
-	case "-U":
-		p.event.Type = "UPDATE"
-	case "-D":
-		p.event.Type = "DESTROY"
-	default:
+	typ, ok := saveCommands[string(cmd)]
+	if !ok {
 		return fmt.Sprintf("unknown save command %q (want -A, -I, -U or -D)", cmd)
 	}
-	var status []byte
-	var family []byte
+	if typ != "" {
+		p.event.Type = typ
+	}
+	var status, family []byte
 	for {
 		opt, _ := sc.next()
 		if len(opt) == 0 {
@@ -668,57 +692,12 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		}
 		var r string
 		switch string(opt) {
-		case "-t", "--timeout":
-			r = setNum(&e.TimeoutS, []byte("-t"), val, 1<<32)
 		case "-u", "--status":
 			status = val
-		case "-s", "--orig-src", "--src":
-			r = setAddr(&e.Orig.Src, opt, val)
-		case "-d", "--orig-dst", "--dst":
-			r = setAddr(&e.Orig.Dst, opt, val)
-		case "-r", "--reply-src":
-			r = setAddr(&e.Reply.Src, opt, val)
-		case "-q", "--reply-dst":
-			r = setAddr(&e.Reply.Dst, opt, val)
-		case "-p", "--protonum", "--proto":
-			name, num, ok := protoInfo(val)
-			if !ok || num < 0 {
-				return fmt.Sprintf("unknown protocol %q", val)
-			}
-			e.Proto, e.ProtoNum = name, num
-		case "--sport", "--orig-port-src":
-			r = setNum32(&e.Orig.SPort, opt, val, 65535)
-		case "--dport", "--orig-port-dst":
-			r = setNum32(&e.Orig.DPort, opt, val, 65535)
-		case "--reply-port-src":
-			r = setNum32(&e.Reply.SPort, opt, val, 65535)
-		case "--reply-port-dst":
-			r = setNum32(&e.Reply.DPort, opt, val, 65535)
-		case "--state":
-			st, ok := internState(val)
-			if !ok {
-				return fmt.Sprintf("bad state %q", val)
-			}
-			e.State = st
-		case "-m", "--mark":
-			r = setNum(&e.Mark, opt, val, 1<<32-1)
-		case "-w", "--zone":
-			r = setNum(&e.Zone, opt, val, 65535)
-		case "--orig-zone":
-			r = setNum(&e.Orig.Zone, opt, val, 65535)
-		case "--reply-zone":
-			r = setNum(&e.Reply.Zone, opt, val, 65535)
-		case "--icmp-type":
-			r = setNum32(&e.Orig.ICMPType, opt, val, 255)
-		case "--icmp-code":
-			r = setNum32(&e.Orig.ICMPCode, opt, val, 255)
-		case "--icmp-id":
-			r = setNum32(&e.Orig.ICMPID, opt, val, 65535)
 		case "-f", "--family":
 			family = val
 		default:
-			appendExtra(e, opt)
-			appendExtra(e, val)
+			r = saveOption(e, opt, val)
 		}
 		if r != "" {
 			return r
@@ -728,24 +707,92 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		return "missing -p"
 	}
 	if len(status) > 0 {
-		seen := false
-		for _, s := range bytes.Split(status, []byte(",")) {
-			switch string(s) {
-			case "SEEN_REPLY":
-				seen = true
-			case "ASSURED":
-				e.Flags |= FlagAssured
-			case "OFFLOAD":
-				e.Flags |= FlagOffload
-			case "HW_OFFLOAD":
-				e.Flags |= FlagHWOffload
-			}
-		}
-		if !seen {
-			e.Flags |= FlagUnreplied
-		}
-		appendExtra(e, append([]byte("status="), status...))
+		saveStatus(e, status)
 	}
+	return finishSave(e, family)
+}
+
+// saveCommands are the commands of -o save lines and the event types they stand for.
+var saveCommands = map[string]string{"-A": "", "-I": "NEW", "-U": "UPDATE", "-D": "DESTROY"}
+
+// saveOption reads one option of a -o save line into e.
+func saveOption(e *Entry, opt, val []byte) string {
+	switch string(opt) {
+	case "-t", "--timeout":
+		return setNum(&e.TimeoutS, []byte("-t"), val, 1<<32)
+	case "-s", "--orig-src", "--src":
+		return setAddr(&e.Orig.Src, opt, val)
+	case "-d", "--orig-dst", "--dst":
+		return setAddr(&e.Orig.Dst, opt, val)
+	case "-r", "--reply-src":
+		return setAddr(&e.Reply.Src, opt, val)
+	case "-q", "--reply-dst":
+		return setAddr(&e.Reply.Dst, opt, val)
+	case "-p", "--protonum", "--proto":
+		name, num, ok := protoInfo(val)
+		if !ok || num < 0 {
+			return fmt.Sprintf("unknown protocol %q", val)
+		}
+		e.Proto, e.ProtoNum = name, num
+	case "--sport", "--orig-port-src":
+		return setNum32(&e.Orig.SPort, opt, val, 65535)
+	case "--dport", "--orig-port-dst":
+		return setNum32(&e.Orig.DPort, opt, val, 65535)
+	case "--reply-port-src":
+		return setNum32(&e.Reply.SPort, opt, val, 65535)
+	case "--reply-port-dst":
+		return setNum32(&e.Reply.DPort, opt, val, 65535)
+	case "--state":
+		st, ok := internState(val)
+		if !ok {
+			return fmt.Sprintf("bad state %q", val)
+		}
+		e.State = st
+	case "-m", "--mark":
+		return setNum(&e.Mark, opt, val, 1<<32-1)
+	case "-w", "--zone":
+		return setNum(&e.Zone, opt, val, 65535)
+	case "--orig-zone":
+		return setNum(&e.Orig.Zone, opt, val, 65535)
+	case "--reply-zone":
+		return setNum(&e.Reply.Zone, opt, val, 65535)
+	case "--icmp-type":
+		return setNum32(&e.Orig.ICMPType, opt, val, 255)
+	case "--icmp-code":
+		return setNum32(&e.Orig.ICMPCode, opt, val, 255)
+	case "--icmp-id":
+		return setNum32(&e.Orig.ICMPID, opt, val, 65535)
+	default:
+		appendExtra(e, opt)
+		appendExtra(e, val)
+	}
+	return ""
+}
+
+// saveStatus turns -u's status bits into flags, and keeps them in extra.
+func saveStatus(e *Entry, status []byte) {
+	seen := false
+	for _, s := range bytes.Split(status, []byte(",")) {
+		switch string(s) {
+		case "SEEN_REPLY":
+			seen = true
+		case "ASSURED":
+			e.Flags |= FlagAssured
+		case "OFFLOAD":
+			e.Flags |= FlagOffload
+		case "HW_OFFLOAD":
+			e.Flags |= FlagHWOffload
+		}
+	}
+	if !seen {
+		e.Flags |= FlagUnreplied
+	}
+	appendExtra(e, append([]byte("status="), status...))
+}
+
+// finishSave checks that a -o save line had both tuples and completes them as finish does; save
+// prints only the original ICMP tuple.
+func finishSave(e *Entry, family []byte) string {
 	if !e.Orig.Src.IsValid() {
 		return "missing -s"
 	}
@@ -759,7 +806,6 @@ func (p *textParser) parseSave(line []byte, e *Entry) string {
 		return "missing -q"
 	}
 	if isICMP(e.Proto) {
-		// save prints only the original ICMP tuple
 		if !e.Orig.ICMPType.Valid || !e.Orig.ICMPCode.Valid {
 			return "missing --icmp-type/--icmp-code"
 		}

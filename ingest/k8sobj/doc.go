@@ -10,6 +10,7 @@
 // endpoint_addresses, services, pods, pod_probes, object_annotations and leader_locks. The caller
 // prepends CallerColumns (captured_at, source, source_file, load_id) to Record.Values().
 //
-// DecodeObject does the same for one object body taken from an audit event, Detect tells snapshot
-// files from audit logs, and TimeFromFileName reads the snapshot time from a file name.
+// DecodeObject does the same for one object body taken from an audit event, and Detect tells
+// snapshot files from audit logs. Loader (load.go) is the endpoints kind of ingest: it loads a
+// snapshot file into the tables through RowSink.
 package k8sobj

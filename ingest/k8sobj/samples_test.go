@@ -7,17 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesift/kubesift/internal/load"
 )
 
 // Real recordings under samples/ (made against a real kube-apiserver by the recording scripts).
-// The tests skip when they are not there.
+// They are committed: a test fails when they are missing.
 
 func TestRealSnapshots(t *testing.T) {
 	files, _ := filepath.Glob("../../samples/*/snapshots/*")
 	watch, _ := filepath.Glob("../../samples/*/watch/*")
 	files = append(files, watch...)
 	if len(files) == 0 {
-		t.Skip("no real snapshots under samples/*/snapshots")
+		t.Fatal("no real snapshots under samples/*/snapshots")
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -27,7 +29,7 @@ func TestRealSnapshots(t *testing.T) {
 		if !Detect(b[:min(len(b), 4096)]) {
 			t.Errorf("%s: not detected", f)
 		}
-		if _, ok := TimeFromFileName(f); !ok {
+		if _, ok := load.TimeFromFileName(f); !ok {
 			t.Errorf("%s: no time in the name", f)
 		}
 		c := &collector{}
@@ -54,7 +56,7 @@ func TestRealSnapshots(t *testing.T) {
 func TestRealAuditBodies(t *testing.T) {
 	f, err := os.Open("../../samples/real-lab/audit.log")
 	if err != nil {
-		t.Skip("no samples/real-lab/audit.log")
+		t.Fatal(err)
 	}
 	defer f.Close()
 	head := make([]byte, 8192)
@@ -134,7 +136,7 @@ func TestRealAuditBodies(t *testing.T) {
 func TestRealAuditLogsNotDetected(t *testing.T) {
 	files, _ := filepath.Glob("../../samples/*/audit.log")
 	if len(files) == 0 {
-		t.Skip("no audit logs under samples/")
+		t.Fatal("no audit logs under samples/")
 	}
 	for _, f := range files {
 		fh, err := os.Open(f)

@@ -1,4 +1,4 @@
-package ingest
+package rows
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,14 +25,15 @@ import (
 
 const rowBatchSize = 64 << 10
 
-// rowWriter appends rows to kubesift tables on the load's connection, so the rows belong to
+// Writer appends rows to kubesift tables on the load's connection, so the rows belong to
 // the file's transaction. Rows are gathered into Arrow batches of 64Ki rows and each batch is
 // inserted with one statement, which is an order of magnitude faster than appending values
 // one by one through database/sql. Inserts run on a goroutine of their own, one at a time and
 // in order, while the caller goes on parsing into the next batch.
-type rowWriter struct {
+type Writer struct {
 	ctx      context.Context
 	conn     *sql.Conn
+	declared []store.Table
 	tables   map[string]*tableBatch
 	counts   map[string]int64
 	pending  chan pendingBatch
@@ -57,15 +60,16 @@ type tableBatch struct {
 	rows  int
 }
 
-func newRowWriter(ctx context.Context, conn *sql.Conn) *rowWriter {
-	w := &rowWriter{ctx: ctx, conn: conn, tables: map[string]*tableBatch{}, counts: map[string]int64{},
+// New returns a Writer into tables (a loader's declared tables) on conn.
+func New(ctx context.Context, conn *sql.Conn, tables []store.Table) *Writer {
+	w := &Writer{ctx: ctx, conn: conn, declared: tables, tables: map[string]*tableBatch{}, counts: map[string]int64{},
 		pending: make(chan pendingBatch, 1), done: make(chan error, 1)}
 	go w.insertLoop()
 	return w
 }
 
 // insertLoop inserts batches in order; after the first failure it only releases them.
-func (w *rowWriter) insertLoop() {
+func (w *Writer) insertLoop() {
 	var err error
 	for p := range w.pending {
 		if err == nil {
@@ -76,14 +80,15 @@ func (w *rowWriter) insertLoop() {
 	w.done <- err
 }
 
-// append adds one row; values must cover every column of table in order.
-func (w *rowWriter) append(table string, values ...any) error {
+// Append adds one row; values must cover every column of table in order.
+func (w *Writer) Append(table string, values ...any) error {
 	tb, ok := w.tables[table]
 	if !ok {
-		t, found := store.Lookup(table)
-		if !found {
-			return fmt.Errorf("no table %s", table)
+		i := slices.IndexFunc(w.declared, func(t store.Table) bool { return t.Name == table })
+		if i < 0 {
+			return fmt.Errorf("appending to %s: not a table of this load", table)
 		}
+		t := w.declared[i]
 		schema, err := arrowSchema(t)
 		if err != nil {
 			return err
@@ -107,13 +112,13 @@ func (w *rowWriter) append(table string, values ...any) error {
 	return nil
 }
 
-// hold keeps batches back instead of inserting them, for rows produced while the connection
-// runs another statement; release inserts them. Held batches go to a temporary file in dir
+// Hold keeps batches back instead of inserting them, for rows produced while the connection
+// runs another statement; Close inserts them. Held batches go to a temporary file in dir
 // (the system's when empty), so their number does not weigh on memory.
-func (w *rowWriter) hold(dir string) { w.holding, w.spillDir = true, dir }
+func (w *Writer) Hold(dir string) { w.holding, w.spillDir = true, dir }
 
 // keep writes a held batch to its table's spill file.
-func (w *rowWriter) keep(table string, rec arrow.RecordBatch) error {
+func (w *Writer) keep(table string, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	if w.held == nil {
 		w.held = map[string]*spill{}
@@ -139,7 +144,7 @@ func (w *rowWriter) keep(table string, rec arrow.RecordBatch) error {
 }
 
 // release inserts the held batches, one at a time, and stops holding.
-func (w *rowWriter) release() error {
+func (w *Writer) release() error {
 	w.holding = false
 	var errs []error
 	for table, sp := range w.held {
@@ -151,7 +156,7 @@ func (w *rowWriter) release() error {
 	return errors.Join(errs...)
 }
 
-func (w *rowWriter) replay(table string, sp *spill) error {
+func (w *Writer) replay(table string, sp *spill) error {
 	if err := sp.w.Close(); err != nil {
 		return err
 	}
@@ -174,7 +179,7 @@ func (w *rowWriter) replay(table string, sp *spill) error {
 }
 
 // flush hands the gathered rows of one table to the insert goroutine.
-func (w *rowWriter) flush(tb *tableBatch) error {
+func (w *Writer) flush(tb *tableBatch) error {
 	if tb.rows == 0 {
 		return nil
 	}
@@ -186,7 +191,7 @@ func (w *rowWriter) flush(tb *tableBatch) error {
 	return w.send(pendingBatch{tb.table.Name, rec})
 }
 
-func (w *rowWriter) send(p pendingBatch) error {
+func (w *Writer) send(p pendingBatch) error {
 	select {
 	case w.pending <- p:
 		return nil
@@ -196,7 +201,7 @@ func (w *rowWriter) send(p pendingBatch) error {
 	}
 }
 
-func (w *rowWriter) insert(table string, rec arrow.RecordBatch) error {
+func (w *Writer) insert(table string, rec arrow.RecordBatch) error {
 	reader, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
 		return err
@@ -216,7 +221,7 @@ func (w *rowWriter) insert(table string, rec arrow.RecordBatch) error {
 		return fmt.Errorf("handing %s rows to DuckDB: %w", table, err)
 	}
 	defer release()
-	// SELECT * uses every column, as DuckDB's arrow stream scan requires (see auditStreamSchema).
+	// SELECT * uses every column, as DuckDB's arrow stream scan requires (see ingest/audit streamSchema).
 	_, err = w.conn.ExecContext(w.ctx, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", table, view))
 	if _, dropErr := w.conn.ExecContext(context.WithoutCancel(w.ctx), "DROP VIEW IF EXISTS "+view); err == nil {
 		err = dropErr
@@ -229,9 +234,9 @@ func (w *rowWriter) insert(table string, rec arrow.RecordBatch) error {
 
 var viewSeq atomic.Int64
 
-// close inserts what is left, waits for every insert and frees the builders. It must be
+// Close inserts what is left, waits for every insert and frees the builders. It must be
 // called once, before the connection is used for anything else.
-func (w *rowWriter) close() error {
+func (w *Writer) Close() error {
 	var errs []error
 	for _, tb := range w.tables {
 		errs = append(errs, w.flush(tb))
@@ -245,7 +250,8 @@ func (w *rowWriter) close() error {
 	return errors.Join(errs...)
 }
 
-func (w *rowWriter) total() int64 {
+// Total returns the number of rows appended.
+func (w *Writer) Total() int64 {
 	var n int64
 	for _, c := range w.counts {
 		n += c
@@ -374,23 +380,42 @@ func appendMap(b *array.MapBuilder, v any) error {
 	return fmt.Errorf("unexpected Go value %T for a MAP", v)
 }
 
+// Tables returns the names of the tables rows were appended to.
+func (w *Writer) Tables() []string {
+	return slices.Sorted(maps.Keys(w.counts))
+}
+
+// RemoveDuplicates deletes the rows of load loadID, in every table w wrote, that repeat a row
+// of an earlier load on the table's DedupeKey, and returns how many it deleted. It runs after
+// Close.
+func (w *Writer) RemoveDuplicates(ctx context.Context, loadID int64) (int64, error) {
+	var dups int64
+	for _, tb := range w.tables {
+		d, err := removeDuplicateRows(ctx, w.conn, tb.table, loadID)
+		if err != nil {
+			return 0, err
+		}
+		dups += d
+	}
+	return dups, nil
+}
+
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// key (NULLs compare equal), and returns how many it deleted. A key item is a column name, or
-// an expression with %[1]s standing for the table alias, e.g. "coalesce(%[1]s.zone, 0)".
-func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table string, loadID int64, key ...string) (int64, error) {
-	on := make([]string, len(key))
-	for i, k := range key {
+// table's DedupeKey (NULLs compare equal), and returns how many it deleted.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, loadID int64) (int64, error) {
+	on := make([]string, len(table.DedupeKey))
+	for i, k := range table.DedupeKey {
 		if !strings.Contains(k, "%[1]s") {
 			k = "%[1]s." + k
 		}
 		on[i] = fmt.Sprintf(k, "n") + " IS NOT DISTINCT FROM " + fmt.Sprintf(k, "o")
 	}
-	q := fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (
-		SELECT n.rowid FROM %s n SEMI JOIN %s o ON o.load_id <> $1 AND %s
-		WHERE n.load_id = $1)`, table, table, table, strings.Join(on, " AND "))
+	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (
+		SELECT n.rowid FROM %[1]s n SEMI JOIN %[1]s o ON o.load_id <> $1 AND %[2]s
+		WHERE n.load_id = $1)`, table.Name, strings.Join(on, " AND "))
 	res, err := conn.ExecContext(ctx, q, loadID)
 	if err != nil {
-		return 0, fmt.Errorf("removing duplicate %s rows: %w", table, err)
+		return 0, fmt.Errorf("removing duplicate %s rows: %w", table.Name, err)
 	}
 	return res.RowsAffected()
 }

@@ -1,4 +1,4 @@
-package ingest
+package source
 
 import (
 	"bufio"
@@ -12,10 +12,11 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
+// headBytes is how much of a file Head holds.
 const headBytes = 64 << 10
 
-// source is one opened input: a file or stdin, transparently decompressed.
-type source struct {
+// Source is one opened input: a file or stdin, transparently decompressed.
+type Source struct {
 	Name     string // path as given, "-" for stdin
 	Size     int64  // bytes on disk, -1 when unknown (stdin)
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
@@ -39,9 +40,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// openSource opens path ("-" is stdin) and peeks at its head.
-func openSource(path string) (*source, error) {
-	s := &source{Name: path, Size: -1}
+// Open opens path ("-" is stdin) and peeks at its head.
+func Open(path string) (*Source, error) {
+	s := &Source{Name: path, Size: -1}
 	if path == "-" {
 		s.file = os.Stdin
 	} else {
@@ -90,9 +91,9 @@ func openSource(path string) (*source, error) {
 	return s, nil
 }
 
-// skipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
+// SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
 // discarding for a compressed one or stdin.
-func (s *source) skipTo(offset int64) error {
+func (s *Source) SkipTo(offset int64) error {
 	if !s.Gzip && s.file != os.Stdin {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
@@ -106,19 +107,20 @@ func (s *source) skipTo(offset int64) error {
 }
 
 // Read reads the decompressed stream.
-func (s *source) Read(p []byte) (int, error) {
+func (s *Source) Read(p []byte) (int, error) {
 	n, err := s.reader.Read(p)
 	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
 	return n, err
 }
 
 // DiskBytesRead returns how many bytes were read from disk so far.
-func (s *source) DiskBytesRead() int64 { return s.counter.n.Load() }
+func (s *Source) DiskBytesRead() int64 { return s.counter.n.Load() }
 
 // LinesRead returns how many lines were read so far.
-func (s *source) LinesRead() int64 { return s.lines.Load() }
+func (s *Source) LinesRead() int64 { return s.lines.Load() }
 
-func (s *source) Close() error {
+// Close closes the file (not stdin).
+func (s *Source) Close() error {
 	if s.file == nil || s.file == os.Stdin {
 		return nil
 	}

@@ -1,92 +1,18 @@
-package ingest
+package audit
 
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/kubesift/kubesift/ingest/k8sobj"
-	"github.com/kubesift/kubesift/store"
+	"github.com/kubesift/kubesift/internal/load"
 )
-
-// provenanceColumns say where a row came from rather than what it records; two rows that differ
-// only there describe the same observation (the same snapshot saved as JSON and as YAML).
-var provenanceColumns = []string{"source_file", "source_line", "object_seq", "load_id"}
-
-// objectSink writes decoded Kubernetes objects as rows.
-type objectSink struct {
-	w          *rowWriter
-	capturedAt time.Time
-	source     string // snapshot or audit
-	file       string
-	loadID     int64
-	rejects    []rejected
-}
-
-func (s *objectSink) Row(r k8sobj.Record) error { return s.row(r.Table(), r.Values()) }
-
-func (s *objectSink) row(table string, values []any) error {
-	return s.w.append(table, append([]any{s.capturedAt, s.source, s.file, s.loadID}, values...)...)
-}
-
-func (s *objectSink) Bad(line int, offset int64, reason, excerpt string) {
-	s.rejects = append(s.rejects, rejected{line: int64(line), offset: offset, reason: reason, text: []byte(excerpt)})
-}
-
-// loadEndpoints loads a snapshot of Kubernetes objects: kubectl get -o json|yaml output, Lists,
-// multi-document YAML, -w streams and watch-event streams.
-func (in *Ingester) loadEndpoints(ctx context.Context, conn *sql.Conn, src *source, r *FileResult) error {
-	o := evidenceOrigin(src.Name, in.opt, false)
-	if o.warning != "" {
-		r.Note = o.warning
-	}
-	sink := &objectSink{w: newRowWriter(ctx, conn), capturedAt: o.capturedAt, source: "snapshot", file: src.Name, loadID: r.LoadID}
-	counter := &countingLines{r: src}
-	_, decodeErr := k8sobj.Decode(src.Name, counter, sink)
-	if err := sink.w.close(); err != nil {
-		return err
-	}
-	if decodeErr != nil {
-		return fmt.Errorf("reading %s: %w", src.Name, decodeErr)
-	}
-	r.Lines, r.readBytes = counter.lines(), counter.n
-	dups, err := removeDuplicateObjectRows(ctx, conn, sink.w, r.LoadID)
-	if err != nil {
-		return err
-	}
-	r.Rows = sink.w.total() - dups
-	r.Duplicates = dups
-	return in.recordRejects(ctx, conn, r, KindEndpoints, sink.rejects)
-}
-
-func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter, loadID int64) (int64, error) {
-	var dups int64
-	for table := range w.counts {
-		t, ok := store.Lookup(table)
-		if !ok {
-			return 0, fmt.Errorf("no table %s", table)
-		}
-		var key []string
-		for _, c := range t.ColumnNames() {
-			if !slices.Contains(provenanceColumns, c) {
-				key = append(key, c)
-			}
-		}
-		d, err := removeDuplicateRows(ctx, conn, table, loadID, key...)
-		if err != nil {
-			return 0, err
-		}
-		dups += d
-	}
-	return dups, nil
-}
 
 // endpointDeriver turns the Endpoints and EndpointSlice writes in audit events into
 // endpoint_addresses rows (and their annotations) with source 'audit', so that endpoint states can
@@ -96,7 +22,7 @@ func removeDuplicateObjectRows(ctx context.Context, conn *sql.Conn, w *rowWriter
 // the load of the events is done.
 type endpointDeriver struct {
 	enabled bool
-	sink    *objectSink
+	sink    *k8sobj.RowSink
 	seq     int64
 	jobs    chan deriveJob
 	results chan deriveResult
@@ -119,13 +45,14 @@ type deriveResult struct {
 	rows collectedRows
 }
 
-// newEndpointDeriver starts a deriver; a disabled one ignores every event.
-func newEndpointDeriver(ctx context.Context, conn *sql.Conn, file string, loadID int64, enabled bool, spillDir string) *endpointDeriver {
-	w := newRowWriter(ctx, conn)
-	w.hold(spillDir)
+// newEndpointDeriver starts a deriver for the load of f; with NoAuditEndpoints it ignores every
+// event.
+func newEndpointDeriver(ctx context.Context, f *load.File) *endpointDeriver {
+	w := f.Writer(ctx)
+	w.Hold(f.Settings.SpillDir)
 	d := &endpointDeriver{
-		enabled: enabled,
-		sink:    &objectSink{w: w, source: "audit", file: file, loadID: loadID},
+		enabled: !f.Settings.NoAuditEndpoints,
+		sink:    &k8sobj.RowSink{W: w, Source: "audit", File: f.Src.Name, LoadID: f.LoadID},
 		jobs:    make(chan deriveJob, 256),
 		results: make(chan deriveResult, 256),
 		merged:  make(chan error, 1),
@@ -162,13 +89,13 @@ func (d *endpointDeriver) merge() {
 			if err == nil {
 				err = r.rows.err
 			}
-			d.sink.capturedAt = r.at
+			d.sink.CapturedAt = r.at
 			for _, row := range r.rows.rows {
 				if err == nil {
-					err = d.sink.row(row.table, row.values)
+					err = d.sink.Append(row.table, row.values)
 				}
 			}
-			d.sink.rejects = append(d.sink.rejects, r.rows.rejects...)
+			d.sink.Rejects = append(d.sink.Rejects, r.rows.rejects...)
 		}
 	}
 	d.merged <- err
@@ -242,7 +169,7 @@ type collectedRows struct {
 		table  string
 		values []any
 	}
-	rejects []rejected
+	rejects []load.Rejected
 	err     error
 }
 
@@ -255,25 +182,33 @@ func (c *collectedRows) Row(r k8sobj.Record) error {
 }
 
 func (c *collectedRows) Bad(line int, offset int64, reason, excerpt string) {
-	c.rejects = append(c.rejects, rejected{line: int64(line), offset: offset, reason: reason, text: []byte(excerpt)})
+	c.rejects = append(c.rejects, load.Rejected{Line: int64(line), Offset: offset, Reason: reason, Text: []byte(excerpt)})
 }
 
 // finish inserts the held rows once the events are loaded, drops the rows of events that did
 // not become audit_events rows (rejected, or duplicates of loaded events), and the rows an
-// earlier load already has. It returns the bodies that could not be read.
-func (d *endpointDeriver) finish(ctx context.Context, conn *sql.Conn, loadID int64) ([]rejected, error) {
-	if err := errors.Join(d.stop(), d.sink.w.close()); err != nil {
-		return nil, fmt.Errorf("deriving endpoint states: %w", err)
+// earlier load already has. Bodies that gave no endpoint states go to ingest_errors under the
+// endpoints kind, with a note: their events were loaded.
+func (d *endpointDeriver) finish(ctx context.Context, f *load.File) error {
+	if err := errors.Join(d.stop(), d.sink.W.Close()); err != nil {
+		return fmt.Errorf("deriving endpoint states: %w", err)
 	}
-	for table := range d.sink.w.counts {
-		_, err := conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
-			AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), loadID)
+	for _, table := range d.sink.W.Tables() {
+		_, err := f.Conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
+			AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), f.LoadID)
 		if err != nil {
-			return nil, fmt.Errorf("deriving endpoint states: %w", err)
+			return fmt.Errorf("deriving endpoint states: %w", err)
 		}
 	}
-	if _, err := removeDuplicateObjectRows(ctx, conn, d.sink.w, loadID); err != nil {
-		return nil, err
+	if _, err := d.sink.W.RemoveDuplicates(ctx, f.LoadID); err != nil {
+		return fmt.Errorf("deriving endpoint states: %w", err)
 	}
-	return d.sink.rejects, nil
+	if len(d.sink.Rejects) == 0 {
+		return nil
+	}
+	if err := f.WriteErrors(ctx, k8sobj.Loader{}.Kind(), d.sink.Rejects); err != nil {
+		return err
+	}
+	f.AddNote(fmt.Sprintf("%s with Endpoints bodies that gave no endpoint states (see ingest_errors, kind endpoints)", load.Plural(len(d.sink.Rejects), "event")))
+	return nil
 }

@@ -1,9 +1,11 @@
-package ingest
+package audit
 
 import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/kubesift/kubesift/internal/source"
 )
 
 // FuzzChunkToBatches feeds arbitrary chunks to the line splitter: it must not panic, every row
@@ -11,7 +13,7 @@ import (
 // must end up as rows, as a rejected too-long line, or be blank.
 func FuzzChunkToBatches(f *testing.F) {
 	for _, seed := range []string{
-		"testdata/audit-v1.good.log", "testdata/prefixed.good.log", "testdata/eventlist.good.ndjson", "testdata/mixed.bad.log",
+		"../testdata/audit-v1.good.log", "../testdata/prefixed.good.log", "../testdata/eventlist.good.ndjson", "../testdata/mixed.bad.log",
 	} {
 		b, err := os.ReadFile(seed)
 		if err != nil {
@@ -28,8 +30,8 @@ func FuzzChunkToBatches(f *testing.F) {
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			lines++
 		}
-		c := &chunk{data: bytes.Clone(data), firstLine: 1}
-		batches, rejects := chunkToBatches(c, maxLine)
+		c := &source.Chunk{Data: bytes.Clone(data), FirstLine: 1}
+		batches, rejects := chunkToBatches(c, maxLine, true)
 		last := int64(0)
 		seen := map[int64]bool{}
 		for _, b := range batches {
@@ -38,8 +40,8 @@ func FuzzChunkToBatches(f *testing.F) {
 			}
 			for i := 0; i < b.rows(); i++ {
 				start, end := b.offsets[i], b.offsets[i+1]
-				if start > end || int(end) > len(c.data) {
-					t.Fatalf("row %d spans [%d,%d) of %d bytes", i, start, end, len(c.data))
+				if start > end || int(end) > len(c.Data) {
+					t.Fatalf("row %d spans [%d,%d) of %d bytes", i, start, end, len(c.Data))
 				}
 			}
 			rec := b.record()
@@ -55,8 +57,8 @@ func FuzzChunkToBatches(f *testing.F) {
 			rec.Release()
 		}
 		for _, r := range rejects {
-			if r.line < 1 || r.line > lines || seen[r.line] {
-				t.Fatalf("rejected line %d of %d is also a row, or out of range", r.line, lines)
+			if r.Line < 1 || r.Line > lines || seen[r.Line] {
+				t.Fatalf("rejected line %d of %d is also a row, or out of range", r.Line, lines)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package k8sobj
+package load
 
 import (
 	"path/filepath"

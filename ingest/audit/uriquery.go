@@ -1,4 +1,4 @@
-package ingest
+package audit
 
 import (
 	"net/url"

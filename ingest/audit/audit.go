@@ -1,0 +1,260 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/duckdb/duckdb-go/v2"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/store"
+)
+
+//go:embed load.sql
+var loadSQL string
+
+// Loader loads kube-apiserver audit logs into audit_events, and the endpoint states in their
+// Endpoints and EndpointSlice bodies into the object tables.
+type Loader struct{}
+
+// Kind names the evidence for --kind.
+func (Loader) Kind() string { return "audit" }
+
+// Detect reports whether one of the envelopes takes the file.
+func (Loader) Detect(name string, head []byte) bool { return envelopeOf(name, head) != nil }
+
+// Tables are audit_events and the object tables the endpoint states go to.
+func (Loader) Tables() []store.Table {
+	audit, _ := store.Lookup("audit_events")
+	return append([]store.Table{audit}, store.K8sObjectTables...)
+}
+
+// Resumable is true: a growing or rotated log is read on from where the last load stopped.
+func (Loader) Resumable() bool { return true }
+
+// Load streams one audit log into audit_events: its envelope decodes it into batches of raw
+// events, DuckDB's json_transform turns them into rows in one INSERT, and then the rows that are
+// not events, or that a load already has, are taken out again.
+func (Loader) Load(ctx context.Context, f *load.File) error {
+	env := envelopeOf(f.Src.Name, f.Src.Head)
+	if env == nil {
+		env = jsonLines{} // --kind audit on a file without the marks: each line not an event is rejected with its reason
+	}
+	deriver := newEndpointDeriver(ctx, f)
+	defer deriver.stop()
+	out := &events{tail: -1}
+	inserted, readErr, err := insert(ctx, f, func(send func(*batch) bool) error {
+		out.send = func(b *batch) bool {
+			b.each(deriver.event)
+			return send(b)
+		}
+		return env.decode(f, out)
+	})
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	rejects, err := settle(ctx, f, inserted)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	rejects = holdBackTail(f, rejects, out.tail)
+	if err := deriver.finish(ctx, f); err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	rejects = append(rejects, out.rejects...)
+	if readErr != nil {
+		f.AddNote(fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", f.Lines, f.ReadBytes, readErr))
+		rejects = append(rejects, load.Rejected{Line: f.Lines + 1, Offset: -1, Reason: "unreadable: " + readErr.Error()})
+	}
+	return f.RecordRejects(ctx, rejects)
+}
+
+// insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, which
+// inserts them into audit_events with one statement. It returns the number of rows inserted
+// and decode's read error.
+func insert(ctx context.Context, f *load.File, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
+	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
+	defer cancel()
+	ch := make(chan arrow.RecordBatch, 2)
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		defer close(ch)
+		readErr = decode(func(b *batch) bool {
+			select {
+			case ch <- b.record():
+				return true
+			case <-prodCtx.Done():
+				return false
+			}
+		})
+	}()
+
+	view := fmt.Sprintf("kubesift_audit_stream_%d", f.LoadID)
+	var release func()
+	err = f.Conn.Raw(func(dc any) error {
+		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		release, err = a.RegisterView(&batchStream{ch: ch}, view)
+		return err
+	})
+	if err != nil {
+		cancel()
+		<-produced
+		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
+	}
+	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadSQL, "STREAM_VIEW", view, 1),
+		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecretBodies))
+	cancel()
+	<-produced
+	for rec := range ch { // batches DuckDB did not take after a failure
+		rec.Release()
+	}
+	release()
+	if _, dropErr := f.Conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view); dropErr != nil && err == nil {
+		err = dropErr
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	inserted, err = res.RowsAffected()
+	return inserted, readErr, err
+}
+
+// settle takes the rows that are not audit events out of audit_events, and the rows a load
+// already has, and counts what is left. It returns the rejected lines.
+func settle(ctx context.Context, f *load.File, inserted int64) ([]load.Rejected, error) {
+	rejects, err := takeRejectedRows(ctx, f.Conn, f.LoadID)
+	if err != nil {
+		return nil, err
+	}
+	dups, err := removeDuplicateRows(ctx, f.Conn, f.LoadID)
+	if err != nil {
+		return nil, fmt.Errorf("removing duplicates: %w", err)
+	}
+	f.Rows = inserted - int64(len(rejects)) - dups
+	f.Duplicates = dups
+	return rejects, nil
+}
+
+// holdBackTail treats a rejected last line without a newline as not written yet: it is left for
+// the next load (which starts before it) instead of being reported.
+func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Rejected {
+	if tail < 0 || f.EndOffset < 0 {
+		return rejects
+	}
+	i := slices.IndexFunc(rejects, func(rj load.Rejected) bool { return rj.Offset == tail })
+	if i < 0 {
+		return rejects
+	}
+	f.EndOffset, f.EndLine = tail, rejects[i].Line-1
+	f.AddNote(fmt.Sprintf("line %d has no end yet (still being written?): it is left for the next load", rejects[i].Line))
+	return slices.Delete(rejects, i, i+1)
+}
+
+// takeRejectedRows deletes the rows DuckDB could not read as audit events and returns them.
+func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load.Rejected, error) {
+	rows, err := conn.QueryContext(ctx,
+		`DELETE FROM audit_events WHERE load_id = $1 AND load_reject IS NOT NULL RETURNING source_line, source_offset, load_reject`, loadID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []load.Rejected
+	for rows.Next() {
+		var r load.Rejected
+		var text string
+		if err := rows.Scan(&r.Line, &r.Offset, &text); err != nil {
+			return nil, err
+		}
+		r.Text = []byte(text)
+		r.Reason = rejectReason(r.Text)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// removeDuplicateRows deletes rows of this load whose (audit_id, stage) is already present,
+// from an earlier load or earlier in this one, and returns how many it deleted.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int64, error) {
+	var lo, hi sql.NullTime
+	var n, distinct int64
+	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(DISTINCT hash(audit_id, stage))
+		FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &distinct)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var total int64
+	if distinct < n { // equal hashes: maybe duplicates inside this load; settle it exactly
+		res, err := conn.ExecContext(ctx, `DELETE FROM audit_events WHERE rowid IN (
+			SELECT rid FROM (
+				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage ORDER BY source_line, rowid) AS copy
+				FROM audit_events WHERE load_id = $1)
+			WHERE copy > 1)`, loadID)
+		if err != nil {
+			return 0, err
+		}
+		d, _ := res.RowsAffected()
+		total += d
+	}
+	res, err := conn.ExecContext(ctx, `DELETE FROM audit_events WHERE rowid IN (
+		SELECT n.rowid FROM audit_events n SEMI JOIN (
+			SELECT audit_id, stage FROM audit_events
+			WHERE load_id <> $1 AND (stage_at BETWEEN $2 AND $3 OR stage_at IS NULL)) o
+		ON n.audit_id = o.audit_id AND n.stage = o.stage
+		WHERE n.load_id = $1)`, loadID, lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	d, _ := res.RowsAffected()
+	return total + d, nil
+}
+
+// rejectReason explains why a line is not an audit event, in the words of Go's decoder.
+func rejectReason(text []byte) string {
+	t := bytes.TrimSpace(text)
+	if len(t) == 0 || t[0] != '{' {
+		return "no JSON object on the line"
+	}
+	var probe struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		AuditID    string `json:"auditID"`
+		Stage      string `json:"stage"`
+	}
+	if err := json.Unmarshal(t, &probe); err != nil {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn) && syn.Offset >= int64(len(t)):
+			return fmt.Sprintf("unexpected end of JSON after %d bytes (truncated line)", len(t))
+		case errors.As(err, &syn):
+			return fmt.Sprintf("invalid JSON at byte %d: %v", syn.Offset, err)
+		}
+		return "invalid JSON: " + err.Error()
+	}
+	switch {
+	case probe.Kind != "Event" || !strings.HasPrefix(probe.APIVersion, "audit.k8s.io/"):
+		return fmt.Sprintf("not an audit event (kind %q, apiVersion %q)", probe.Kind, probe.APIVersion)
+	case probe.AuditID == "":
+		return "audit event without auditID"
+	case probe.Stage == "":
+		return "audit event without stage"
+	}
+	var ev auditv1.Event
+	if err := json.Unmarshal(t, &ev); err != nil {
+		return "malformed audit event: " + err.Error()
+	}
+	return "rejected by the JSON decoder"
+}

@@ -1,0 +1,100 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/source"
+)
+
+// An envelope is one way audit events are packed into a file. It recognises its files from
+// their name and first bytes, and decodes one into raw event JSON, each event with its origin;
+// DuckDB turns the events into rows as they come. A new envelope is one file with a type that
+// implements envelope, and its line in envelopes.
+type envelope interface {
+	// detect reports whether a file with this name and first bytes (decompressed) is an audit
+	// log in this envelope.
+	detect(name string, head []byte) bool
+	// decode hands the file's events to out in file order, and says in f how much it read
+	// (Lines, ReadBytes) and where the next load of a growing file starts (EndOffset, EndLine;
+	// -1 when it cannot resume). It returns the read failure that stopped it early, if any: the
+	// events before it are loaded.
+	decode(f *load.File, out *events) error
+}
+
+// envelopes are asked in order; the first that detects a file decodes it.
+var envelopes = []envelope{
+	documents{},
+	eventListLines{},
+	jsonLines{},
+}
+
+// envelopeOf returns the envelope of a file, nil when it is not an audit log.
+func envelopeOf(name string, head []byte) envelope {
+	if i := slices.IndexFunc(envelopes, func(e envelope) bool { return e.detect(name, head) }); i >= 0 {
+		return envelopes[i]
+	}
+	return nil
+}
+
+// looksLikeAudit reports whether head starts an audit log: events (possibly behind a shipper's
+// prefix) or EventList documents, one per line or pretty-printed.
+func looksLikeAudit(head []byte) bool {
+	probe := head[:min(len(head), 8<<10)]
+	return bytes.Contains(probe, []byte(`audit.k8s.io/`)) &&
+		(bytes.Contains(probe, []byte(`"auditID"`)) || bytes.Contains(probe, []byte(`"EventList"`)))
+}
+
+// isolateBytes is the event size from which an event travels to DuckDB in a batch of its own:
+// DuckDB's JSON functions need several times an event's size while decoding it, so big events
+// are decoded one at a time rather than side by side in one vector.
+const isolateBytes = 1 << 20
+
+// events takes what an envelope decodes to the load: batches of raw events, and the input it
+// rejected itself.
+type events struct {
+	// send hands a batch to DuckDB; false when the load stopped and the envelope should too.
+	send    func(*batch) bool
+	rejects []load.Rejected
+	// tail is the offset of a last line without a newline (-1 when none): it may still be being
+	// written, and is left for the next load when DuckDB rejects it.
+	tail int64
+	cur  *batch // the batch add fills
+}
+
+// add copies one event, compacted, into the batch being filled and sends the batch when it is
+// full: for envelopes that decode their input rather than cut it into lines. It returns false
+// when the load stopped.
+func (e *events) add(event []byte, o origin) bool {
+	big := len(event) >= isolateBytes
+	if big && !e.flush() {
+		return false
+	}
+	if e.cur == nil {
+		e.cur = newBatch(nil)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, event) != nil {
+		buf.Reset()
+		buf.Write(event)
+	}
+	start := len(e.cur.values)
+	e.cur.values = append(e.cur.values, buf.Bytes()...)
+	e.cur.add(start, len(e.cur.values), o)
+	if big || len(e.cur.values) >= source.ChunkBytes {
+		return e.flush()
+	}
+	return true
+}
+
+// flush sends the batch add filled; the envelope calls it after its last add.
+func (e *events) flush() bool {
+	if e.cur == nil || e.cur.rows() == 0 {
+		return true
+	}
+	b := e.cur
+	e.cur = nil
+	return e.send(b)
+}

@@ -1,0 +1,183 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/source"
+)
+
+// jsonLines is the apiserver's own log (--audit-log-path): one event per line, gzipped or
+// rotated, each line possibly behind a log shipper's prefix (a timestamp and host, a CRI log
+// prefix, a CloudWatch export's timestamp).
+type jsonLines struct{}
+
+func (jsonLines) detect(_ string, head []byte) bool { return looksLikeAudit(head) }
+
+func (jsonLines) decode(f *load.File, out *events) error { return decodeLines(f, out, false) }
+
+// eventListLines is a webhook receiver's log: one EventList batch per line (lines of single
+// events among them are taken as they are).
+type eventListLines struct{}
+
+func (eventListLines) detect(_ string, head []byte) bool {
+	first, _, _ := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte{'\n'})
+	start := jsonStart(first)
+	return start >= 0 && isEventList(first[start:]) && looksLikeAudit(head)
+}
+
+func (eventListLines) decode(f *load.File, out *events) error { return decodeLines(f, out, true) }
+
+// decodeLines cuts the file into chunks of whole lines and the chunks into batches of events,
+// without copying the lines; EventList lines are opened when lists is set. It reads from where
+// the last load of a growing file stopped, and says where it stopped itself.
+func decodeLines(f *load.File, out *events, lists bool) error {
+	lr := source.NewLineReader(f.Src, f.Settings.MaxLineBytes, f.StartOffset, f.StartLine+1)
+	for {
+		c, big := lr.Next()
+		if big != nil {
+			out.rejects = append(out.rejects, load.Rejected{Line: big.Line, Offset: big.Offset, Reason: big.Reason(lr.MaxLine), Text: big.Head})
+			continue
+		}
+		if c == nil {
+			break
+		}
+		batches, tooLong := chunkToBatches(c, lr.MaxLine, lists)
+		out.rejects = append(out.rejects, tooLong...)
+		for _, b := range batches {
+			if !out.send(b) {
+				return nil
+			}
+		}
+	}
+	f.Lines = lr.NextLine - 1 - f.StartLine
+	f.ReadBytes = lr.Base - f.StartOffset
+	f.EndOffset, f.EndLine = lr.Base, lr.NextLine-1
+	out.tail = lr.Tail
+	return lr.ReadErr
+}
+
+// chunkToBatches turns a chunk of lines into batches. Lines are used in place; a line with a
+// prefix before its JSON object (a log shipper's host or timestamp) or, when lists is set, an
+// EventList forces the remaining lines to be compacted toward the front of the chunk, which is
+// safe because the write position never passes the read position.
+// Lines longer than maxLine are returned as rejected instead.
+func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.Rejected) {
+	var rejects []load.Rejected
+	buf := c.Data
+	var batches []*batch
+	b := newBatch(buf)
+	cut := func() {
+		if b.rows() > 0 {
+			batches = append(batches, b)
+			b = newBatch(buf)
+		}
+	}
+	w := 0 // end of the values written so far
+	pos := 0
+	line := c.FirstLine
+	for pos < len(buf) {
+		end := len(buf)
+		next := len(buf)
+		if i := bytes.IndexByte(buf[pos:], '\n'); i >= 0 {
+			end, next = pos+i, pos+i+1
+		}
+		text := buf[pos:end]
+		offset := c.Base + int64(pos)
+		start := jsonStart(text)
+		big := len(text) >= isolateBytes
+		if big {
+			cut()
+		}
+		switch {
+		case len(text) > maxLine:
+			o := source.Oversized{Line: line, Offset: offset, Length: int64(len(text)), Head: text[:min(len(text), 200)]}
+			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: o.Reason(maxLine), Text: o.Head})
+			// w stays put: the lines after this one are compacted over it.
+		case start < 0: // blank line: nothing to load
+			if w == pos {
+				w = next
+				if b.rows() > 0 {
+					b.offsets[len(b.offsets)-1] = int32(w)
+				}
+			}
+		case lists && isEventList(text[start:]):
+			items, ok := eventListItems(text[start:])
+			if !ok { // let DuckDB reject it with the line intact
+				w = b.place(buf, w, pos, start, end, next, line, offset)
+				break
+			}
+			for _, it := range items {
+				if len(it) >= isolateBytes {
+					cut()
+				}
+				n := copy(buf[w:], it)
+				b.add(w, w+n, origin{line, offset})
+				w += n
+				if len(it) >= isolateBytes {
+					cut()
+				}
+			}
+		default:
+			w = b.place(buf, w, pos, start, end, next, line, offset)
+		}
+		if big {
+			cut()
+		}
+		pos = next
+		line++
+	}
+	cut()
+	return batches, rejects
+}
+
+// place adds the line buf[pos+start:end] as one row, in place when nothing was compacted yet.
+func (b *batch) place(buf []byte, w, pos, start, end, next int, line, offset int64) int {
+	if start == 0 && w == pos {
+		b.add(pos, next, origin{line, offset})
+		return next
+	}
+	n := copy(buf[w:], buf[pos+start:end])
+	b.add(w, w+n, origin{line, offset})
+	return w + n
+}
+
+// jsonStart returns where the JSON object of a line starts: 0 for a plain NDJSON line, after
+// the prefix for shipper-prefixed lines, the whole line (so DuckDB rejects it with the line
+// as evidence) when there is text but no object, and -1 for a blank line.
+func jsonStart(text []byte) int {
+	i := skipSpace(text, 0)
+	if i == len(text) {
+		return -1
+	}
+	if text[i] == '{' {
+		return 0
+	}
+	if j := bytes.IndexByte(text, '{'); j >= 0 {
+		return j
+	}
+	return 0
+}
+
+// isEventList reports whether a line is a webhook-style batch {"kind":"EventList","items":[...]}.
+// The scanner stops at the kind member, which the apiserver writes first.
+func isEventList(obj []byte) bool {
+	kind, ok := topLevelString(obj, "kind")
+	return ok && kind == "EventList"
+}
+
+// eventListItems returns the raw items of an EventList line, or ok=false if it is malformed.
+func eventListItems(obj []byte) ([][]byte, bool) {
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(obj, &list); err != nil {
+		return nil, false
+	}
+	items := make([][]byte, len(list.Items))
+	for i, it := range list.Items {
+		items[i] = it
+	}
+	return items, true
+}

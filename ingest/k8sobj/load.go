@@ -1,0 +1,60 @@
+package k8sobj
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/rows"
+	"github.com/kubesift/kubesift/store"
+)
+
+// Loader loads snapshots of Kubernetes objects: kubectl get -o json|yaml output, Lists,
+// multi-document YAML, -w streams and watch-event streams.
+type Loader struct{}
+
+// Kind names the evidence for --kind.
+func (Loader) Kind() string { return "endpoints" }
+
+// Detect recognises a snapshot from its first bytes.
+func (Loader) Detect(_ string, head []byte) bool { return Detect(head) }
+
+// Tables are the object tables.
+func (Loader) Tables() []store.Table { return store.K8sObjectTables }
+
+// Resumable is false: a snapshot is a whole, loaded once.
+func (Loader) Resumable() bool { return false }
+
+// Load loads one snapshot file, taken at the time its path or --at says.
+func (Loader) Load(ctx context.Context, f *load.File) error {
+	_, capturedAt := f.Origin(false)
+	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
+		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID}
+		_, err := Decode(f.Src.Name, r, sink)
+		return sink.Rejects, err
+	})
+}
+
+// RowSink is a Handler that appends records as rows, with the CallerColumns in front.
+type RowSink struct {
+	W          *rows.Writer
+	CapturedAt time.Time
+	Source     string // snapshot or audit
+	File       string
+	LoadID     int64
+	Rejects    []load.Rejected
+}
+
+// Row appends r.
+func (s *RowSink) Row(r Record) error { return s.Append(r.Table(), r.Values()) }
+
+// Append appends the values of a record of table.
+func (s *RowSink) Append(table string, values []any) error {
+	return s.W.Append(table, append([]any{s.CapturedAt, s.Source, s.File, s.LoadID}, values...)...)
+}
+
+// Bad keeps what could not be used, for ingest_errors.
+func (s *RowSink) Bad(line int, offset int64, reason, excerpt string) {
+	s.Rejects = append(s.Rejects, load.Rejected{Line: int64(line), Offset: offset, Reason: reason, Text: []byte(excerpt)})
+}

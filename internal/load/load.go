@@ -1,0 +1,150 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kubesift/kubesift/internal/rows"
+	"github.com/kubesift/kubesift/internal/source"
+	"github.com/kubesift/kubesift/store"
+)
+
+// Settings are the user's choices that loaders read.
+type Settings struct {
+	MaxLineBytes     int       // longest line kept
+	KeepSecretBodies bool      // keep bodies of Secrets, TokenReviews and token requests
+	NoAuditEndpoints bool      // do not derive endpoint states from Endpoints bodies in audit events
+	Node             string    // node of evidence outside a <node>/<time>/ bundle
+	At               time.Time // capture time of evidence without one in its path
+	SpillDir         string    // where rows held back during a load wait on disk
+}
+
+// File is the load of one file as a loader sees it: the opened source, the connection whose
+// transaction holds the load, and what the loader reports back.
+type File struct {
+	Kind     string // the loader's kind, recorded with rejected lines
+	Src      *source.Source
+	Conn     *sql.Conn
+	LoadID   int64
+	Tables   []store.Table // the tables the loader declared
+	Settings Settings
+
+	// Where a resumable load starts in the decompressed stream; zero for a whole file.
+	StartOffset, StartLine int64
+
+	// Set by the loader.
+	Lines      int64 // lines read
+	ReadBytes  int64 // decompressed bytes read
+	Rows       int64 // rows kept
+	Duplicates int64 // rows dropped as already loaded
+	Rejected   int64 // input lines that gave no row
+	FirstError string
+	Note       string // what went wrong with the file as a whole
+	// Where reading stopped, for the next load of a growing file; -1 when it cannot resume.
+	EndOffset, EndLine int64
+}
+
+// Rejected is one input line (or document) that did not become a row.
+type Rejected struct {
+	Line   int64
+	Offset int64 // byte offset in the decompressed stream, -1 when unknown
+	Reason string
+	Text   []byte
+}
+
+// AddNote adds to what went wrong with the file as a whole.
+func (f *File) AddNote(note string) {
+	if f.Note != "" {
+		note = f.Note + "; " + note
+	}
+	f.Note = note
+}
+
+// Writer returns a row writer into the loader's tables, inside the load's transaction.
+func (f *File) Writer(ctx context.Context) *rows.Writer {
+	return rows.New(ctx, f.Conn, f.Tables)
+}
+
+// Parse is a parser that reads a file and appends its rows to w; it returns the lines it could
+// not read, and an error only when it had to stop.
+type Parse func(r io.Reader, w *rows.Writer) ([]Rejected, error)
+
+// LoadRows runs parse over the whole file, then drops the rows an earlier load already has and
+// records the rejected lines: the load of a kind whose parser writes rows itself.
+func (f *File) LoadRows(ctx context.Context, parse Parse) error {
+	w := f.Writer(ctx)
+	counter := &source.CountingLines{R: f.Src}
+	rejects, parseErr := parse(counter, w)
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	if parseErr != nil {
+		return fmt.Errorf("reading %s: %w", f.Src.Name, parseErr)
+	}
+	f.Lines, f.ReadBytes = counter.Lines(), counter.N
+	dups, err := w.RemoveDuplicates(ctx, f.LoadID)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	f.Rows, f.Duplicates = w.Total()-dups, dups
+	return f.RecordRejects(ctx, rejects)
+}
+
+// RecordRejects writes rejected lines to ingest_errors and counts them.
+func (f *File) RecordRejects(ctx context.Context, rejects []Rejected) error {
+	if len(rejects) == 0 {
+		return nil
+	}
+	slices.SortFunc(rejects, func(a, b Rejected) int { return int(a.Line - b.Line) })
+	f.Rejected = int64(len(rejects))
+	f.FirstError = fmt.Sprintf("line %d: %s", rejects[0].Line, rejects[0].Reason)
+	return f.WriteErrors(ctx, f.Kind, rejects)
+}
+
+// WriteErrors adds rows to ingest_errors under kind, without counting them as rejected lines:
+// for what a load read but could not use for another kind's tables.
+func (f *File) WriteErrors(ctx context.Context, kind string, rejects []Rejected) error {
+	stmt, err := f.Conn.PrepareContext(ctx, `INSERT INTO ingest_errors (source_file, line, byte_offset, reason, excerpt, kind, load_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+	if err != nil {
+		return fmt.Errorf("recording rejected lines of %s: %w", f.Src.Name, err)
+	}
+	defer stmt.Close()
+	for _, rj := range rejects {
+		var offset any
+		if rj.Offset >= 0 {
+			offset = rj.Offset
+		}
+		if _, err := stmt.ExecContext(ctx, f.Src.Name, rj.Line, offset, rj.Reason, excerpt(rj.Text), kind, f.LoadID); err != nil {
+			return fmt.Errorf("recording rejected line %d of %s: %w", rj.Line, f.Src.Name, err)
+		}
+	}
+	return nil
+}
+
+// excerpt returns at most 200 bytes of text, cut at a rune boundary.
+func excerpt(text []byte) string {
+	const limit = 200
+	if len(text) <= limit {
+		return strings.ToValidUTF8(string(text), "?")
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(text[:cut]), "?") + "…"
+}
+
+// Plural returns "1 line" or "3 lines".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,5 @@
+// Package source opens evidence files for ingest: a file or stdin, gzip undone, with its head
+// for format detection and an identity that survives log rotation (Open); cuts a stream into
+// chunks of whole lines without copying them (LineReader); and counts what a parser read
+// (CountingLines).
+package source
