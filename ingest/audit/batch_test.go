@@ -19,10 +19,11 @@ func FuzzChunkToBatches(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b, 1<<20)
+		f.Add(b, 1<<20, true)
+		f.Add(b, 1<<20, false)
 	}
-	f.Add([]byte("\n\n{}\n  x {\"a\":1}\r\n{\"kind\":\"EventList\",\"items\":[{\"a\":1},{\"b\":2}]}"), 16)
-	f.Fuzz(func(t *testing.T, data []byte, maxLine int) {
+	f.Add([]byte("\n\n{}\n  x {\"a\":1}\r\n{\"kind\":\"EventList\",\"items\":[{\"a\":1},{\"b\":2}]}"), 16, true)
+	f.Fuzz(func(t *testing.T, data []byte, maxLine int, lists bool) {
 		if maxLine <= 0 {
 			maxLine = 1
 		}
@@ -31,7 +32,7 @@ func FuzzChunkToBatches(f *testing.F) {
 			lines++
 		}
 		c := &source.Chunk{Data: bytes.Clone(data), FirstLine: 1}
-		batches, rejects := chunkToBatches(c, maxLine, true)
+		batches, rejects := chunkToBatches(c, maxLine, lists)
 		last := int64(0)
 		seen := map[int64]bool{}
 		for _, b := range batches {
