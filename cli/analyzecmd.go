@@ -106,7 +106,7 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 }
 
 // analyzeAndReport runs the rules over db and writes the report; with --fail-on it returns a
-// findingsError when a finding is at or above that severity. defaultSince is the window's start
+// ExitFindings error when a finding is at or above that severity. defaultSince is the window's start
 // when --since is not given (nil: unbounded).
 func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
 	rs, set, err := f.selectRules()
@@ -150,7 +150,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			}
 		}
 		if n > 0 {
-			return rep, findingsError{fmt.Sprintf("%s at or above %s", pluralFindings(n), failOn)}
+			return rep, exitError{ExitFindings, fmt.Errorf("%s at or above %s", pluralFindings(n), failOn)}
 		}
 	}
 	return rep, nil

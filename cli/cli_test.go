@@ -355,3 +355,42 @@ GROUP BY username HAVING count(*) >= $min_requests_count ORDER BY first_seen, na
 		t.Errorf("a broken user rule: %+v", r)
 	}
 }
+
+// TestExitCodeTable: every documented exit code, and which wins when several apply.
+func TestExitCodeTable(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.log")
+	os.WriteFile(garbage, []byte("not an event\nnor this\n"), 0o600)
+	notEvidence := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notEvidence, []byte("just some notes\n"), 0o600)
+	bad := "../ingest/testdata/mixed.bad.log"
+	db := func() string { return filepath.Join(t.TempDir(), "k.duckdb") }
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"ingest", "--db", db(), realAuditLog}, ExitOK},
+		{[]string{"ingest", "--db", db(), bad}, ExitOK},
+		{[]string{"ingest", "--db", db(), "--strict", bad}, ExitRejects},
+		{[]string{"ingest", "--db", db(), "--kind", "audit", garbage}, ExitAllRejected},
+		{[]string{"ingest", "--db", db(), realAuditLog, notEvidence}, ExitPartial},
+		{[]string{"run", "--summary", "none", "--strict", bad}, ExitRejects},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", realAuditLog}, ExitFindings},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", "--strict", realAuditLog, bad}, ExitRejects},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", realAuditLog, notEvidence}, ExitPartial},
+		{[]string{"run", "--summary", "none", "--kind", "audit", realAuditLog, garbage}, ExitAllRejected},
+		{[]string{"query", "--db", db(), "SELECT * FROM no_such_table"}, ExitError},
+		{[]string{"ingest", "--strict=maybe", realAuditLog}, ExitUsage},
+	}
+	for _, tt := range tests {
+		if r := runCLI(t, tt.args...); r.code != tt.code {
+			t.Errorf("kubesift %v: exit %d, want %d; stderr %q", tt.args, r.code, tt.code, r.stderr)
+		}
+	}
+	r := runCLI(t, "-h")
+	for _, c := range exitCodes {
+		if !strings.Contains(r.stdout, fmt.Sprintf("  %d  %s\n", c.code, c.doc)) {
+			t.Errorf("-h does not document exit code %d", c.code)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -113,15 +112,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if rep == nil && analyzeErr != nil {
 		return analyzeErr
 	}
-	exit := ExitOK
-	switch {
-	case ingestErr != nil:
-		exit = ExitError
-	case errors.As(analyzeErr, new(findingsError)):
-		exit = ExitFindings
-	case analyzeErr != nil:
-		exit = ExitError
+	loadErr := loadStatus(results, ingestErr, f.strict)
+	runErr := worst(loadErr, analyzeErr)
+	if loadErr != nil && analyzeErr != nil {
+		runErr = exitError{exitCode(runErr), fmt.Errorf("%w\n%w", analyzeErr, loadErr)}
 	}
+	exit := exitCode(runErr)
 	s := newRunSummary(started, ingested, results, rep, pruned, exit)
 	if path != store.InMemory {
 		if err := s.record(ctx, db); err != nil {
@@ -141,13 +137,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if ingestErr != nil {
-		if analyzeErr != nil {
-			return fmt.Errorf("%w\nsome inputs could not be loaded:\n%w", analyzeErr, ingestErr)
-		}
-		return fmt.Errorf("some inputs could not be loaded:\n%w", ingestErr)
-	}
-	return analyzeErr
+	return runErr
 }
 
 // parseRetention reads a retention period: a Go duration (36h) or days (7d).
