@@ -394,3 +394,33 @@ func TestExitCodeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputFilesAreOwnerOnly: reports and exports hold audit data: mode 0600 whatever the
+// umask, also for the files DuckDB writes.
+func TestOutputFilesAreOwnerOnly(t *testing.T) {
+	db := loadedDB(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"query", "--db", db, "-o", "csv", "--out", filepath.Join(dir, "q.csv"), "SELECT 1 AS x"},
+		{"query", "--db", db, "-o", "parquet", "--out", filepath.Join(dir, "q.parquet"), "SELECT 1 AS x"},
+		{"analyze", "--db", db, "-o", "markdown", "--out", filepath.Join(dir, "report.md")},
+		{"export", "--db", db, "-o", "parquet", "--table", "audit_events", "--out", filepath.Join(dir, "export")},
+	} {
+		if r := runCLI(t, args...); r.code != ExitOK {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, st.Mode().Perm())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
