@@ -106,9 +106,9 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 	return rs, set, nil
 }
 
-// analyzeAndReport runs the rules over db and writes the report. It returns a rulesFailedError
-// when some rules failed (the report holds the others' findings), else with --fail-on a
-// findingsError when a finding is at or above that severity. defaultSince is the window's start
+// analyzeAndReport runs the rules over db and writes the report. When some rules failed it
+// returns an ExitPartial error (the report holds the others' findings), else with --fail-on an
+// ExitFindings error when a finding is at or above that severity. defaultSince is the window's start
 // when --since is not given (nil: unbounded).
 func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
 	rs, set, err := f.selectRules()
@@ -149,7 +149,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 		for i, o := range failed {
 			errs[i] = o.Err
 		}
-		return rep, rulesFailedError{fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
+		return rep, exitError{ExitPartial, fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
 	}
 	if failOn != "" {
 		n := 0
@@ -159,18 +159,11 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			}
 		}
 		if n > 0 {
-			return rep, findingsError{fmt.Sprintf("%s at or above %s", pluralFindings(n), failOn)}
+			return rep, exitError{ExitFindings, fmt.Errorf("%s at or above %s", pluralFindings(n), failOn)}
 		}
 	}
 	return rep, nil
 }
-
-// rulesFailedError says that some rules failed while the others ran and were reported: a
-// partial analysis.
-type rulesFailedError struct{ err error }
-
-func (r rulesFailedError) Error() string { return r.err.Error() }
-func (r rulesFailedError) Unwrap() error { return r.err }
 
 func pluralFindings(n int) string {
 	if n == 1 {

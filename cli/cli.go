@@ -14,14 +14,6 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
-// Exit codes. Scripts and CronJobs rely on them.
-const (
-	ExitOK       = 0 // the command ran
-	ExitError    = 1 // the command failed (bad input file, database error, ...)
-	ExitUsage    = 2 // the command line was wrong (unknown verb, flag or flag value)
-	ExitFindings = 3 // findings at or above --fail-on (analyze, run)
-)
-
 // DefaultDB is the database file used when neither --db nor $KUBESIFT_DB is set.
 const DefaultDB = "kubesift.duckdb"
 
@@ -96,31 +88,23 @@ func (e *env) main(ctx context.Context, args []string) int {
 			continue
 		}
 		err := v.run(ctx, e, args[1:])
+		code := exitCode(err)
 		switch {
-		case err == nil:
+		case err == nil || errors.Is(err, pflag.ErrHelp):
 			return ExitOK
-		case errors.Is(err, pflag.ErrHelp):
-			return ExitOK
-		case errors.As(err, new(findingsError)):
+		case code == ExitFindings:
 			fmt.Fprintln(e.stderr, "kubesift:", err)
-			return ExitFindings
-		case errors.As(err, new(usageError)):
+		case code == ExitUsage:
 			fmt.Fprintf(e.stderr, "kubesift %s: %v\nRun 'kubesift %s -h' for usage.\n", v.name, err, v.name)
-			return ExitUsage
 		default:
 			fmt.Fprintf(e.stderr, "kubesift %s: %v\n", v.name, err)
-			return ExitError
 		}
+		return code
 	}
 	fmt.Fprintf(e.stderr, "kubesift: unknown command %q\n", args[0])
 	e.usage(e.stderr)
 	return ExitUsage
 }
-
-// findingsError reports findings at or above --fail-on.
-type findingsError struct{ msg string }
-
-func (f findingsError) Error() string { return f.msg }
 
 func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "kubesift sifts Kubernetes audit logs, conntrack dumps and endpoint snapshots for traffic pathologies.")
@@ -129,6 +113,7 @@ func (e *env) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'kubesift COMMAND -h' for a command's flags.")
+	printExitCodes(w)
 }
 
 // flags returns a flag set for a verb with the flags every verb accepts.

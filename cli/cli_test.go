@@ -385,3 +385,72 @@ tests:
 		t.Errorf("rules check of a broken query: %+v", r)
 	}
 }
+
+// TestExitCodeTable: every documented exit code, and which wins when several apply.
+func TestExitCodeTable(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.log")
+	os.WriteFile(garbage, []byte("not an event\nnor this\n"), 0o600)
+	notEvidence := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notEvidence, []byte("just some notes\n"), 0o600)
+	bad := "../ingest/testdata/mixed.bad.log"
+	db := func() string { return filepath.Join(t.TempDir(), "k.duckdb") }
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"ingest", "--db", db(), realAuditLog}, ExitOK},
+		{[]string{"ingest", "--db", db(), bad}, ExitOK},
+		{[]string{"ingest", "--db", db(), "--strict", bad}, ExitRejects},
+		{[]string{"ingest", "--db", db(), "--kind", "audit", garbage}, ExitAllRejected},
+		{[]string{"ingest", "--db", db(), realAuditLog, notEvidence}, ExitPartial},
+		{[]string{"run", "--summary", "none", "--strict", bad}, ExitRejects},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", realAuditLog}, ExitFindings},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", "--strict", realAuditLog, bad}, ExitRejects},
+		{[]string{"run", "--summary", "none", "--fail-on", "warning", realAuditLog, notEvidence}, ExitPartial},
+		{[]string{"run", "--summary", "none", "--kind", "audit", realAuditLog, garbage}, ExitAllRejected},
+		{[]string{"query", "--db", db(), "SELECT * FROM no_such_table"}, ExitError},
+		{[]string{"ingest", "--strict=maybe", realAuditLog}, ExitUsage},
+	}
+	for _, tt := range tests {
+		if r := runCLI(t, tt.args...); r.code != tt.code {
+			t.Errorf("kubesift %v: exit %d, want %d; stderr %q", tt.args, r.code, tt.code, r.stderr)
+		}
+	}
+	r := runCLI(t, "-h")
+	for _, c := range exitCodes {
+		if !strings.Contains(r.stdout, fmt.Sprintf("  %d  %s\n", c.code, c.doc)) {
+			t.Errorf("-h does not document exit code %d", c.code)
+		}
+	}
+}
+
+// TestOutputFilesAreOwnerOnly: reports and exports hold audit data: mode 0600 whatever the
+// umask, also for the files DuckDB writes.
+func TestOutputFilesAreOwnerOnly(t *testing.T) {
+	db := loadedDB(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"query", "--db", db, "-o", "csv", "--out", filepath.Join(dir, "q.csv"), "SELECT 1 AS x"},
+		{"query", "--db", db, "-o", "parquet", "--out", filepath.Join(dir, "q.parquet"), "SELECT 1 AS x"},
+		{"analyze", "--db", db, "-o", "markdown", "--out", filepath.Join(dir, "report.md")},
+		{"export", "--db", db, "-o", "parquet", "--table", "audit_events", "--out", filepath.Join(dir, "export")},
+	} {
+		if r := runCLI(t, args...); r.code != ExitOK {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, st.Mode().Perm())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

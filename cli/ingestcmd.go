@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ type ingestFlags struct {
 	node             string
 	at               string
 	auditEndpoints   bool
+	strict           bool
 }
 
 func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
@@ -49,6 +51,7 @@ func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
 	fs.BoolVar(&f.auditEndpoints, "audit-endpoints", true, "derive endpoint_addresses rows from the Endpoints/EndpointSlice bodies in audit logs (on Endpoints-heavy logs about a third of the ingest time)")
 	fs.StringVar(&f.node, "node", "", "node of conntrack evidence that is not in a <node>/<time>/ capture bundle")
+	fs.BoolVar(&f.strict, "strict", false, fmt.Sprintf("exit with code %d when any line was rejected (the good lines are still loaded)", ExitRejects))
 	fs.StringVar(&f.at, "at", "", "capture time (RFC3339) of conntrack or snapshot evidence whose path carries none")
 }
 
@@ -79,6 +82,6 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	_, err = ingest.New(db, opt).Ingest(ctx, inputs)
-	return err
+	results, err := ingest.New(db, opt).Ingest(ctx, inputs)
+	return loadStatus(results, err, f.strict)
 }

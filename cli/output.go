@@ -213,9 +213,10 @@ func writeFile(path, format string, force bool, render func(w io.Writer) error) 
 	return nil
 }
 
-// syncFile makes path readable by all and flushes it to disk.
+// syncFile makes path readable by its owner only (reports and exports hold audit data; DuckDB's
+// COPY creates its files by the umask) and flushes it to disk.
 func syncFile(path string) error {
-	if err := os.Chmod(path, 0o644); err != nil {
+	if err := os.Chmod(path, 0o600); err != nil {
 		return err
 	}
 	f, err := os.Open(path)

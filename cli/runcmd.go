@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -82,17 +81,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if rep == nil && analyzeErr != nil {
 		return analyzeErr
 	}
-	s := newRunSummary(started, ingested, results, rep, pruned, runExitCode(ingestErr, analyzeErr))
+	loadErr := loadStatus(results, ingestErr, f.strict)
+	runErr := worst(loadErr, analyzeErr)
+	if loadErr != nil && analyzeErr != nil {
+		runErr = exitError{exitCode(runErr), fmt.Errorf("%w\n%w", analyzeErr, loadErr)}
+	}
+	s := newRunSummary(started, ingested, results, rep, pruned, exitCode(runErr))
 	if err := r.record(ctx, e, db, s, rep, counts); err != nil {
 		return err
 	}
-	if ingestErr != nil {
-		if analyzeErr != nil {
-			return fmt.Errorf("%w\nsome inputs could not be loaded:\n%w", analyzeErr, ingestErr)
-		}
-		return fmt.Errorf("some inputs could not be loaded:\n%w", ingestErr)
-	}
-	return analyzeErr
+	return runErr
 }
 
 // check validates the run flags (and the rule selection, before anything is loaded) and
@@ -147,19 +145,6 @@ func pruneAndCount(ctx context.Context, log io.Writer, db *store.DB, retain time
 		fmt.Fprintf(log, "loaded: %s\n", strings.Join(parts, ", "))
 	}
 	return pruned, counts, nil
-}
-
-// runExitCode is the exit code of a run whose ingestion and analysis returned these errors.
-func runExitCode(ingestErr, analyzeErr error) int {
-	switch {
-	case ingestErr != nil:
-		return ExitError
-	case errors.As(analyzeErr, new(findingsError)):
-		return ExitFindings
-	case analyzeErr != nil:
-		return ExitError
-	}
-	return ExitOK
 }
 
 // record keeps the run in a database file's runs table, prints the JSON summary and writes
