@@ -49,17 +49,10 @@ func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMess
 }
 
 func chartQuery(ctx context.Context, conn *store.Sandbox, query string, f Finding, rep *Report) (json.RawMessage, error) {
-	var since, until any
-	if rep.Since != nil {
-		since = *rep.Since
-	}
-	if rep.Until != nil {
-		until = *rep.Until
-	}
-	rows, err := conn.QueryContext(ctx, query,
+	args := append(Args(rules.Rule{}, Options{Since: rep.Since, Until: rep.Until}), // the window
 		sql.Named("namespace", f.Namespace), sql.Named("name", f.Name), sql.Named("subject", f.Subject),
-		sql.Named("first_seen", f.FirstSeen), sql.Named("last_seen", f.LastSeen),
-		sql.Named("since", since), sql.Named("until", until))
+		sql.Named("first_seen", f.FirstSeen), sql.Named("last_seen", f.LastSeen))
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

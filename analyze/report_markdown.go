@@ -22,8 +22,8 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	md := tabular.MarkdownCell
 
 	p("# kubesift report\n\n")
-	p("- Window analysed: %s\n", rep.window())
-	if first, last, ok := rep.span(); ok {
+	p("- Window analysed: %s\n", rep.Window())
+	if first, last, ok := rep.Span(); ok {
 		p("- Findings from %s to %s\n", rfc3339(first), rfc3339(last))
 	}
 	var inputs []string

@@ -7,8 +7,8 @@ import (
 	"github.com/kubesift/kubesift/tabular"
 )
 
-// window describes the analysis window: "all data", "since T", "until T" or "T to T".
-func (rep *Report) window() string {
+// Window describes the analysis window: "all data", "since T", "until T" or "T to T".
+func (rep *Report) Window() string {
 	switch {
 	case rep.Since == nil && rep.Until == nil:
 		return "all data"
@@ -20,8 +20,8 @@ func (rep *Report) window() string {
 	return rfc3339(*rep.Since) + " to " + rfc3339(*rep.Until)
 }
 
-// span returns the earliest first_seen and the latest last_seen of the findings.
-func (rep *Report) span() (first, last time.Time, ok bool) {
+// Span returns the earliest first_seen and the latest last_seen of the findings.
+func (rep *Report) Span() (first, last time.Time, ok bool) {
 	for i, f := range rep.Findings {
 		if i == 0 || f.FirstSeen.Before(first) {
 			first = f.FirstSeen
@@ -76,10 +76,10 @@ func writeXLSX(w io.Writer, rep *Report) error {
 	after := [][]any{
 		{tabular.Heading("report"), ""},
 		{"kubesift version", rep.Version},
-		{"window analysed", rep.window()},
+		{"window analysed", rep.Window()},
 		{"times", "UTC"},
 	}
-	if first, last, ok := rep.span(); ok {
+	if first, last, ok := rep.Span(); ok {
 		after = append(after, []any{"findings from", first}, []any{"findings to", last})
 	}
 	after = append(after, []any{}, []any{tabular.Heading("input table"), tabular.Heading("rows")})

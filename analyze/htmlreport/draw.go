@@ -74,15 +74,21 @@ func (c *colors) of(v string) color.Color {
 	return parseHex(hex)
 }
 
-// unused is the first palette colour no value has, or the palette again when all are taken.
+// unused is the first palette colour that no value has and no known state means, else the first
+// that no value has, else the palette again.
 func (c *colors) unused() string {
-	taken := map[string]bool{}
+	taken, meant := map[string]bool{}, map[string]bool{}
 	for _, hex := range c.byValue {
 		taken[hex] = true
 	}
-	for _, hex := range palette {
-		if !taken[hex] {
-			return hex
+	for _, hex := range stateColors {
+		meant[hex] = true
+	}
+	for _, skipMeant := range []bool{true, false} {
+		for _, hex := range palette {
+			if !taken[hex] && !(skipMeant && meant[hex]) {
+				return hex
+			}
 		}
 	}
 	return palette[len(c.order)%len(palette)]

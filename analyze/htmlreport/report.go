@@ -69,7 +69,7 @@ type Evidence struct {
 // Build turns a report into the page's data, drawing each finding's charts from its evidence
 // or, for a chart with a query, from queried[finding][chart] (see analyze.ChartRows).
 func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
-	doc := &Document{Window: window(rep), Version: rep.Version}
+	doc := &Document{Window: rep.Window(), Version: rep.Version}
 	for _, in := range rep.Inputs {
 		doc.Inputs = append(doc.Inputs, Input{in.Table, in.Rows})
 	}
@@ -82,7 +82,6 @@ func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 		}
 		doc.Coverage = append(doc.Coverage, cov)
 	}
-	var first, last time.Time
 	for i, f := range rep.Findings {
 		r := byID[f.Rule]
 		fv := Finding{
@@ -102,29 +101,11 @@ func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 			fv.Charts = append(fv.Charts, drawChart(c, f, data))
 		}
 		doc.Findings = append(doc.Findings, fv)
-		if i == 0 || f.FirstSeen.Before(first) {
-			first = f.FirstSeen
-		}
-		if i == 0 || f.LastSeen.After(last) {
-			last = f.LastSeen
-		}
 	}
-	if len(rep.Findings) > 0 {
+	if first, last, ok := rep.Span(); ok {
 		doc.Span = stamp(first) + " to " + stamp(last)
 	}
 	return doc
-}
-
-func window(rep *analyze.Report) string {
-	switch {
-	case rep.Since == nil && rep.Until == nil:
-		return "all data"
-	case rep.Until == nil:
-		return "since " + stamp(*rep.Since)
-	case rep.Since == nil:
-		return "until " + stamp(*rep.Until)
-	}
-	return stamp(*rep.Since) + " to " + stamp(*rep.Until)
 }
 
 func stamp(t time.Time) string { return tabular.FormatTime(t) }

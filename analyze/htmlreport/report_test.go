@@ -127,7 +127,7 @@ func TestScenarioGoldens(t *testing.T) {
 }
 
 // finding makes a finding of rule with evidence items.
-func finding(t *testing.T, rule string, items []map[string]any) analyze.Finding {
+func finding(t testing.TB, rule string, items []map[string]any) analyze.Finding {
 	t.Helper()
 	ev, err := json.Marshal(items)
 	if err != nil {
