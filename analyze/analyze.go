@@ -202,8 +202,8 @@ func emptyInputs(ctx context.Context, conn *sql.Conn, inputs []string) ([]string
 	return empty, nil
 }
 
-// Args returns the named parameters of r's query: its params (defaults, overridden by set)
-// and the window.
+// Args returns the named parameters of r's query: its params (defaults, overridden by set),
+// the window and, for a rule with a lookback, the start of it.
 func Args(r rules.Rule, opt Options) []any {
 	args := make([]any, 0, len(r.Params)+2)
 	for _, p := range r.Params {
@@ -220,7 +220,15 @@ func Args(r rules.Rule, opt Options) []any {
 	if opt.Until != nil {
 		until = *opt.Until
 	}
-	return append(args, sql.Named("since", since), sql.Named("until", until))
+	args = append(args, sql.Named("since", since), sql.Named("until", until))
+	if r.Lookback != "" {
+		var start any
+		if opt.Since != nil {
+			start = opt.Since.Add(-r.LookbackDuration())
+		}
+		args = append(args, sql.Named(rules.LookbackParam, start))
+	}
+	return args
 }
 
 // summaryData is what a rule's summary template sees.

@@ -57,6 +57,16 @@ var Columns = []string{"rule", "severity", "namespace", "name", "subject", "firs
 // the analysis (TIMESTAMPTZ, NULL when unbounded). Every query must use both.
 var WindowParams = []string{"since", "until"}
 
+// LookbackParam is the start of a rule's lookback: $since minus the rule's lookback (NULL when
+// $since is). Exactly the rules that declare a lookback use it.
+const LookbackParam = "lookback_since"
+
+// LookbackDuration returns the rule's lookback (0 without one).
+func (r Rule) LookbackDuration() time.Duration {
+	d, _ := time.ParseDuration(r.Lookback) // validated by Parse
+	return d
+}
+
 // UnitSuffixes are the endings a parameter name must have, so that its unit is in its name.
 var UnitSuffixes = []string{"_s", "_ms", "_minutes", "_count", "_ratio", "_percent", "_per_min", "_per_s", "_bytes"}
 
@@ -77,6 +87,10 @@ type Rule struct {
 	References  []string `yaml:"references"`
 	Inputs      []string `yaml:"inputs"`
 	Params      []Param  `yaml:"params"`
+	// Lookback is how far before --since the query reads, to judge the first events inside the
+	// window (a Go duration, e.g. 1h); the query gets the start of that as $lookback_since and
+	// reports only what happened inside the window. Empty: no lookback.
+	Lookback string `yaml:"lookback"`
 	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
 	// facts, the rule words them.
 	Summary string `yaml:"summary"`
@@ -236,6 +250,11 @@ func Parse(name string, data []byte) (Rule, []error) {
 			at(field("summary"), "summary: %v", err)
 		}
 	}
+	if r.Lookback != "" {
+		if d, err := time.ParseDuration(r.Lookback); err != nil || d <= 0 {
+			at(field("lookback"), "lookback %q: want a positive duration such as 30m or 2h", r.Lookback)
+		}
+	}
 	if len(r.References) == 0 {
 		at(field("references"), "missing references (upstream issues, PRs or docs)")
 	}
@@ -260,7 +279,7 @@ func Parse(name string, data []byte) (Rule, []error) {
 			continue
 		case names[p.Name]:
 			at(nameNode, "param %q declared twice", p.Name)
-		case slices.Contains(WindowParams, p.Name):
+		case slices.Contains(WindowParams, p.Name) || p.Name == LookbackParam:
 			at(nameNode, "param %q is reserved for the analysis window", p.Name)
 		case !hasUnit(p.Name):
 			at(nameNode, "param %q: put its unit in its name (one of %s)", p.Name, strings.Join(UnitSuffixes, ", "))
@@ -360,6 +379,12 @@ func checkSQL(r Rule) []error {
 		declared[w] = true
 		if !used[w] {
 			errs = append(errs, fmt.Errorf("%s.sql: must use $%s (the analysis window)", r.ID, w))
+		}
+	}
+	if r.Lookback != "" {
+		declared[LookbackParam] = true
+		if !used[LookbackParam] {
+			errs = append(errs, fmt.Errorf("%s.sql: the rule declares lookback %s but the query does not use $%s", r.ID, r.Lookback, LookbackParam))
 		}
 	}
 	for name := range used {
