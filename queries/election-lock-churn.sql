@@ -82,8 +82,7 @@ lock_writes AS (
       AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
                                         WHERE lw.kind = p.kind AND lw.namespace = p.namespace
                                           AND lw.name = p.name AND lw.username = p.username))
-       OR (p.body IS NULL AND p.username NOT IN ('system:serviceaccount:kube-system:endpoint-controller',
-                                                 'system:serviceaccount:kube-system:endpointslicemirroring-controller')))
+       OR (p.body IS NULL AND NOT list_contains(string_split($endpoints_controller_usernames, ','), p.username)))
 ),
 lock_writes_seq AS (
     SELECT w.*,

@@ -68,7 +68,8 @@ func (r Rule) LookbackDuration() time.Duration {
 }
 
 // UnitSuffixes are the endings a parameter name must have, so that its unit is in its name.
-var UnitSuffixes = []string{"_s", "_ms", "_minutes", "_count", "_ratio", "_percent", "_per_min", "_per_s", "_bytes"}
+// _usernames holds comma-separated Kubernetes usernames.
+var UnitSuffixes = []string{"_s", "_ms", "_minutes", "_count", "_ratio", "_percent", "_per_min", "_per_s", "_bytes", "_usernames"}
 
 // Param is a rule parameter with its default. Values are int64, float64, string or bool.
 type Param struct {
