@@ -64,9 +64,11 @@ func (rep *Report) Failed() []Outcome {
 type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
-	Findings     []Finding // sorted: severity (highest first), first_seen, rule, namespace, name, subject
-	Inputs       []Input   // the tables analysed that hold rows, in store.Tables order
-	Version      string    // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, namespace, name, subject
+	Inputs       []Input      // the tables analysed that hold rows, in store.Tables order
+	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
+	Warnings     []string     // e.g. expired suppressions
+	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
 }
 
 // Input is one table the analysis saw, with its row count.
