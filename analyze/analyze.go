@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
@@ -109,6 +110,9 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	defer conn.Close()
+	if err := createMacros(ctx, conn); err != nil {
+		return nil, err
+	}
 	rep := &Report{Since: opt.Since, Until: opt.Until}
 	if rep.Inputs, err = countInputs(ctx, conn); err != nil {
 		return nil, err
@@ -151,6 +155,15 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			strings.Join([]string{b.Rule, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
 	return rep, nil
+}
+
+// createMacros defines the macros the queries share (queries/macros.sql) on conn, as TEMP
+// macros: they live with the connection and write nothing to the database.
+func createMacros(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, queries.Macros()); err != nil {
+		return fmt.Errorf("creating the rules' shared macros: %w", err)
+	}
+	return nil
 }
 
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".

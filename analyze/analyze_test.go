@@ -125,6 +125,9 @@ func TestRulesOnEmptyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	if err := createMacros(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
 	rs := builtin(t)
 	for _, r := range rs {
 		findings, err := runRule(context.Background(), conn, r, Options{})

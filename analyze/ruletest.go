@@ -169,6 +169,9 @@ func CheckQueries(ctx context.Context, rs []rules.Rule) error {
 		return err
 	}
 	defer conn.Close()
+	if err := createMacros(ctx, conn); err != nil {
+		return err
+	}
 	var errs []error
 	for _, r := range rs {
 		if _, err := runRule(ctx, conn, r, Options{}); err != nil {

@@ -11,8 +11,8 @@
 -- Addresses of one Service whose flapping periods overlap form one batch = one finding.
 WITH
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- snapshot files that hold several observations of one object are watch streams
 watch_files AS (
@@ -170,7 +170,7 @@ svc_addresses AS (
 -- per-address evidence: the sequence of states (merged) of the chosen stream
 seq_items AS (
     SELECT b.namespace, b.svc, b.batch, b.ip,
-           list(struct_pack("at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'), state := s.state,
+           list(struct_pack("at" := ks_time_ms(s.ts), state := s.state,
                             file := s.source_file, line := s.source_line) ORDER BY s.pos) AS seq
     FROM batched b
     JOIN states_lag s ON s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj AND s.ip = b.ip
@@ -191,8 +191,8 @@ batch_agg AS (
            string_agg(b.pod, ', ' ORDER BY b.ip) AS pods,
            list(struct_pack(type := 'address', ip := b.ip, pod := b.pod, source := b.stream, kind := b.kind, object := b.obj,
                             transitions := b.transitions, removes := b.removes, adds := b.adds,
-                            "first" := strftime(b.first_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
-                            "last" := strftime(b.last_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
+                            "first" := ks_time_ms(b.first_ts),
+                            "last" := ks_time_ms(b.last_ts),
                             sequence := si.seq[1:40], sequence_length := len(si.seq))
                 ORDER BY b.ip) AS items
     FROM batched b

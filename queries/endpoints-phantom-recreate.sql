@@ -18,8 +18,8 @@
 -- critical_cycles_count cycles.
 WITH
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
 slice_service AS (
@@ -113,7 +113,7 @@ svc_events AS (
     WHERE s.captured_at IS NOT NULL
     UNION ALL
     SELECT DISTINCT s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
-           'creationTimestamp ' || strftime(s.creation_timestamp AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ')
+           'creationTimestamp ' || ks_time_s(s.creation_timestamp)
     FROM services s
     WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
 ),
@@ -158,8 +158,8 @@ phantoms AS (
       AND (c.svc_last_what IN ('create', 'seen', 'created')
            OR (c.svc_last_what IS NULL
                -- the garbage collector deletes them only once their Service is gone
-               AND NOT list_contains(string_split($garbage_collector_usernames, ','), c.deleter)
-               AND list_contains(string_split($endpoints_controller_usernames, ','), c.creator)))
+               AND NOT list_contains(ks_usernames($garbage_collector_usernames), c.deleter)
+               AND list_contains(ks_usernames($endpoints_controller_usernames), c.creator)))
       -- a Service seen with another uid after the recreate was replaced in between
       AND (c.svc_last_uid IS NULL OR c.svc_next_uid IS NULL OR c.svc_last_uid = c.svc_next_uid)
 ),
@@ -171,7 +171,7 @@ numbered AS (
 ev_items AS (
     SELECT kind, namespace, service, deleter, deleter_agent, delete_at AS ts, 1 AS ord, delete_id AS id,
            struct_pack(cycle := cycle,
-                       "at" := strftime(delete_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       "at" := ks_time_us(delete_at),
                        audit_id := delete_id, file := delete_file, line := delete_line,
                        verb := 'delete', code := delete_code,
                        kind := kind, object := namespace || '/' || deleted_name, uid := deleted_uid,
@@ -182,7 +182,7 @@ ev_items AS (
     UNION ALL
     SELECT kind, namespace, service, deleter, deleter_agent, create_at, 2, create_id,
            struct_pack(cycle := cycle,
-                       "at" := strftime(create_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       "at" := ks_time_us(create_at),
                        audit_id := create_id, file := create_file, line := create_line,
                        verb := 'create', code := create_code,
                        kind := kind, object := namespace || '/' || created_name, uid := created_uid,
@@ -259,8 +259,8 @@ snap_findings AS (
            count(*) AS cycles, min(prev_at) AS first_at, max(captured_at) AS last_at,
            arg_max(svc_after_uid, captured_at) AS service_uid,
            list(struct_pack(cycle := NULL::BIGINT,
-                            "at" := strftime(captured_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
-                            previous_at := strftime(prev_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                            "at" := ks_time_us(captured_at),
+                            previous_at := ks_time_us(prev_at),
                             file := source_file, previous_file := prev_file,
                             kind := 'Endpoints', object := namespace || '/' || name,
                             previous_uid := prev_uid, uid := uid, service_uid := svc_after_uid)

@@ -27,8 +27,8 @@
 -- any stale-version answer (410 Expired list) follows.
 WITH RECURSIVE
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1,
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1,
            -- the rule's lookback: requests before the window, to judge the first ones inside it
            coalesce(CAST($lookback_since AS TIMESTAMPTZ), CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t_look
 ),
@@ -266,7 +266,7 @@ ev AS (
     SELECT e.stream,
            count(*) AS n_items,
            list(struct_pack(
-                    "at" := strftime(e.recv AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                    "at" := ks_time_us(e.recv),
                     audit_id := e.audit_id,
                     file := e.source_file,
                     line := e.source_line,
