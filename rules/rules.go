@@ -481,32 +481,17 @@ var summaryFuncs = template.FuncMap{
 
 // number converts the numeric types the database returns to float64.
 func number(x any) float64 {
-	switch v := x.(type) {
-	case int:
-		return float64(v)
-	case int8:
-		return float64(v)
-	case int16:
-		return float64(v)
-	case int32:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case uint8:
-		return float64(v)
-	case uint16:
-		return float64(v)
-	case uint32:
-		return float64(v)
-	case uint64:
-		return float64(v)
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	case *big.Int:
+	if v, ok := x.(*big.Int); ok {
 		f, _ := new(big.Float).SetInt(v).Float64()
 		return f
+	}
+	switch v := reflect.ValueOf(x); {
+	case v.CanInt():
+		return float64(v.Int())
+	case v.CanUint():
+		return float64(v.Uint())
+	case v.CanFloat():
+		return v.Float()
 	}
 	panic(fmt.Sprintf("%v (%T) is not a number", x, x))
 }
