@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
@@ -64,9 +65,11 @@ func (rep *Report) Failed() []Outcome {
 type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
-	Findings     []Finding // sorted: severity (highest first), first_seen, rule, namespace, name, subject
-	Inputs       []Input   // the tables analysed that hold rows, in store.Tables order
-	Version      string    // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, namespace, name, subject
+	Inputs       []Input      // the tables analysed that hold rows, in store.Tables order
+	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
+	Warnings     []string     // e.g. expired suppressions
+	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
 }
 
 // Input is one table the analysis saw, with its row count.
@@ -102,7 +105,7 @@ type Options struct {
 // whose query fails or breaks the column contract is reported with its error (Outcome.Err) and
 // the other rules still run; Run itself fails only when the database cannot be read at all.
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
-	sandbox, err := db.Sandboxed(ctx)
+	sandbox, err := openSandbox(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +154,22 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	return rep, nil
 }
 
+// createMacros defines the macros the queries share (queries/macros.sql) on conn, as TEMP
+// macros: they live with the connection and write nothing to the database.
+// openSandbox returns the read-only connection that rules (and their charts) run on, with the
+// rules' shared macros defined.
+func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
+	sandbox, err := db.Sandboxed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sandbox.Define(ctx, queries.Macros()); err != nil {
+		sandbox.Close()
+		return nil, fmt.Errorf("creating the rules' shared macros: %w", err)
+	}
+	return sandbox, nil
+}
+
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".
 func evidenceKinds(tables []string) string {
 	var kinds []string
@@ -194,8 +213,8 @@ func emptyInputs(ctx context.Context, conn *store.Sandbox, inputs []string) ([]s
 	return empty, nil
 }
 
-// Args returns the named parameters of r's query: its params (defaults, overridden by set)
-// and the window.
+// Args returns the named parameters of r's query: its params (defaults, overridden by set),
+// the window and, for a rule with a lookback, the start of it.
 func Args(r rules.Rule, opt Options) []any {
 	args := make([]any, 0, len(r.Params)+2)
 	for _, p := range r.Params {
@@ -212,7 +231,15 @@ func Args(r rules.Rule, opt Options) []any {
 	if opt.Until != nil {
 		until = *opt.Until
 	}
-	return append(args, sql.Named("since", since), sql.Named("until", until))
+	args = append(args, sql.Named("since", since), sql.Named("until", until))
+	if r.Lookback != "" {
+		var start any
+		if opt.Since != nil {
+			start = opt.Since.Add(-r.LookbackDuration())
+		}
+		args = append(args, sql.Named(rules.LookbackParam, start))
+	}
+	return args
 }
 
 // summaryData is what a rule's summary template sees.

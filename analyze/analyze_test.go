@@ -105,7 +105,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	conn, err := db.Sandboxed(context.Background())
+	conn, err := openSandbox(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMess
 			}
 			if conn == nil {
 				var err error
-				if conn, err = db.Sandboxed(ctx); err != nil {
+				if conn, err = openSandbox(ctx, db); err != nil {
 					return nil, err
 				}
 			}

@@ -133,6 +133,16 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 			fmt.Fprintln(w, summary)
 		}
 	}
+	if len(rep.Suppressed) > 0 {
+		fmt.Fprintf(w, "suppressed: %d (--ignore)\n", len(rep.Suppressed))
+		for _, s := range rep.Suppressed {
+			fmt.Fprintf(w, "    %s %s %s: %s (until %s)\n", s.Finding.Severity, s.Finding.Rule, object(s.Finding),
+				s.Suppression.Reason, s.Suppression.Expires.UTC().Format(time.DateOnly))
+		}
+	}
+	for _, msg := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
 	for _, o := range rep.Outcomes {
 		switch {
 		case o.Err != nil:
@@ -156,11 +166,13 @@ type jsonRule struct {
 
 func writeJSON(w io.Writer, rep *Report) error {
 	doc := struct {
-		Since    *string    `json:"since"`
-		Until    *string    `json:"until"`
-		Findings []Finding  `json:"findings"`
-		Rules    []jsonRule `json:"rules"`
-	}{Findings: rep.Findings}
+		Since      *string      `json:"since"`
+		Until      *string      `json:"until"`
+		Findings   []Finding    `json:"findings"`
+		Suppressed []Suppressed `json:"suppressed,omitempty"`
+		Warnings   []string     `json:"warnings,omitempty"`
+		Rules      []jsonRule   `json:"rules"`
+	}{Findings: rep.Findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
 	if doc.Findings == nil {
 		doc.Findings = []Finding{}
 	}

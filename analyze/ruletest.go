@@ -164,7 +164,7 @@ func CheckQueries(ctx context.Context, rs []rules.Rule) error {
 		return err
 	}
 	defer db.Close()
-	conn, err := db.Sandboxed(ctx)
+	conn, err := openSandbox(ctx, db)
 	if err != nil {
 		return err
 	}

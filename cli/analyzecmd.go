@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type analyzeFlags struct {
 	since  string
 	until  string
 	failOn string
+	ignore string
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
 	output     *outputFlag
@@ -35,6 +37,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringVar(&f.since, "since", "", "analyse from this time: RFC3339 (2026-11-21T04:00:00Z) or a duration before now (2h, 30m)")
 	fs.StringVar(&f.until, "until", "", "analyse up to this time: RFC3339 or a duration before now")
 	fs.StringVar(&f.failOn, "fail-on", "", "exit with code 3 when a finding has this severity or higher: info, warning or critical")
+	fs.StringVar(&f.ignore, "ignore", "", "YAML file of suppressions (rule, object glob, expires, reason): matching findings are listed apart as suppressed, not counted for --fail-on; an expired one is a warning")
 	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
 	f.output = addOutputFlag(fs, "table", reportFormats...)
 }
@@ -133,6 +136,16 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			return nil, usageError{err}
 		}
 	}
+	var sups []analyze.Suppression
+	if f.ignore != "" {
+		b, err := os.ReadFile(f.ignore)
+		if err != nil {
+			return nil, fmt.Errorf("--ignore: %w", err)
+		}
+		if sups, err = analyze.ParseSuppressions(f.ignore, b, rs); err != nil {
+			return nil, err
+		}
+	}
 	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
 	if err != nil {
 		return nil, err
@@ -141,6 +154,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if len(f.namespaces) > 0 {
 		rep.KeepNamespaces(f.namespaces)
 	}
+	rep.Suppress(sups, now)
 	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
 		return rep, err
 	}

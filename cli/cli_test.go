@@ -454,3 +454,35 @@ func TestOutputFilesAreOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIgnoreSuppressions: --ignore lists matching findings apart (not counted for --fail-on),
+// an expired suppression is a warning and silences nothing, a bad file is an error.
+func TestIgnoreSuppressions(t *testing.T) {
+	db := loadedDB(t)
+	ignore := filepath.Join(t.TempDir(), "ignore.yaml")
+	os.WriteFile(ignore, []byte(`- rule: election-lock-churn
+  object: "lab/legacy-cm-*"
+  expires: 2099-01-01
+  reason: accepted until the operator moves to Leases (OPS-1)
+- rule: election-lock-churn
+  object: lab/legacy-operator-lock
+  expires: 2020-01-01
+  reason: old exception
+`), 0o644)
+	r := runCLI(t, "analyze", "--db", db, "--ignore", ignore, "--fail-on", "warning")
+	if r.code != ExitFindings || !strings.Contains(r.stdout, "lab/legacy-operator-lock") ||
+		!strings.Contains(r.stdout, "suppressed: 1 (--ignore)\n    warning election-lock-churn lab/legacy-cm-lock: accepted until the operator moves to Leases (OPS-1) (until 2099-01-01)\n") ||
+		!strings.Contains(r.stdout, "warning: suppression of election-lock-churn on lab/legacy-operator-lock expired on 2020-01-01 (old exception)") ||
+		!strings.Contains(r.stderr, "1 finding at or above warning") {
+		t.Errorf("--ignore: %+v", r)
+	}
+	r = runCLI(t, "analyze", "--db", db, "--ignore", ignore, "-o", "json")
+	if !strings.Contains(r.stdout, `"suppressed": [`) || !strings.Contains(r.stdout, `"reason": "accepted until the operator moves to Leases (OPS-1)"`) {
+		t.Errorf("--ignore -o json: %s", r.stdout)
+	}
+	os.WriteFile(ignore, []byte("- rule: no-such-rule\n  object: x\n"), 0o644)
+	if r := runCLI(t, "analyze", "--db", db, "--ignore", ignore); r.code != ExitError ||
+		!strings.Contains(r.stderr, `entry 1: unknown rule "no-such-rule"`) || !strings.Contains(r.stderr, "entry 1: missing expires") || !strings.Contains(r.stderr, "entry 1: missing reason") {
+		t.Errorf("a bad --ignore file: %+v", r)
+	}
+}

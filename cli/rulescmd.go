@@ -125,8 +125,12 @@ func testRules(ctx context.Context, e *env, rs []rules.Rule, paths []string) err
 }
 
 func showRule(w io.Writer, r rules.Rule, tests *rules.TestFile) {
-	fmt.Fprintf(w, "%s: %s\nseverity: %s (may rise with the numbers)\nevidence needed: %s\nsource: %s\n\n%s\n\nRemediation:\n%s\n",
-		r.ID, r.Title, r.Severity, strings.Join(r.Inputs, ", "), r.Source,
+	lookback := "none"
+	if r.Lookback != "" {
+		lookback = r.Lookback + " before --since (to judge the first events inside the window; only those are reported)"
+	}
+	fmt.Fprintf(w, "%s: %s\nseverity: %s (may rise with the numbers)\nevidence needed: %s\nlookback: %s\nsource: %s\n\n%s\n\nRemediation:\n%s\n",
+		r.ID, r.Title, r.Severity, strings.Join(r.Inputs, ", "), lookback, r.Source,
 		strings.TrimSpace(r.Description), strings.TrimSpace(r.Remediation))
 	if len(r.Params) > 0 {
 		fmt.Fprintln(w, "\nParameters (override with --set "+r.ID+".NAME=VALUE):")

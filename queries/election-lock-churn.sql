@@ -7,8 +7,8 @@
 -- snapshots alone give a lower bound (distinct renewTime values seen).
 WITH
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- successful writes of the lock-capable resources, one row per request (all times: the previous state of an object
 -- is needed at the start of the window; in_win marks the writes inside it)
@@ -82,8 +82,7 @@ lock_writes AS (
       AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
                                         WHERE lw.kind = p.kind AND lw.namespace = p.namespace
                                           AND lw.name = p.name AND lw.username = p.username))
-       OR (p.body IS NULL AND p.username NOT IN ('system:serviceaccount:kube-system:endpoint-controller',
-                                                 'system:serviceaccount:kube-system:endpointslicemirroring-controller')))
+       OR (p.body IS NULL AND NOT list_contains(ks_usernames($endpoints_controller_usernames), p.username)))
 ),
 lock_writes_seq AS (
     SELECT w.*,
@@ -229,7 +228,7 @@ ann_evidence AS (
     FROM (
         -- lock writes: the first 5, every acquisition, holder change and release, and the last one
         SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
-               struct_pack(type := 'write', action := action, "at" := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+               struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
                            audit_id := audit_id, verb := verb, file := source_file, line := source_line,
                            user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
                            holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
@@ -238,7 +237,7 @@ ann_evidence AS (
         UNION ALL
         -- the distinct watchers, with their first watch request in the window
         SELECT kind, namespace, name, 2, started_at, audit_id,
-               struct_pack(type := 'watcher', action := 'watch', "at" := strftime(started_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+               struct_pack(type := 'watcher', action := 'watch', "at" := ks_time_us(started_at),
                            audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
                            user_name := username, user_agent := user_agent, client_ip := client_ip,
                            holder := NULL::VARCHAR, leader_transitions := NULL::BIGINT, watch_requests := requests)
@@ -246,7 +245,7 @@ ann_evidence AS (
         UNION ALL
         -- snapshot-only locks: the observations where the holder changed
         SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
-               struct_pack(type := 'snapshot', action := 'holder', "at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+               struct_pack(type := 'snapshot', action := 'holder', "at" := ks_time_us(s.ts),
                            audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
                            user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
                            holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
@@ -324,7 +323,7 @@ lease_agg AS (
            min(ts) AS first_at, max(ts) AS last_at,
            array_to_string(list_sort(list_distinct(flatten(list([prev_holder, holder])))), ', ') AS holders,
            string_agg(DISTINCT username, ', ' ORDER BY username) AS writers,
-           list(struct_pack(type := src, action := 'holder-change', "at" := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'), audit_id := audit_id,
+           list(struct_pack(type := src, action := 'holder-change', "at" := ks_time_us(ts), audit_id := audit_id,
                             file := source_file, line := source_line, user_name := username,
                             previous_holder := prev_holder, holder := holder, transitions := transitions)
                 ORDER BY ts, source_file, source_line) AS items

@@ -11,8 +11,8 @@
 -- Addresses of one Service whose flapping periods overlap form one batch = one finding.
 WITH
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- snapshot files that hold several observations of one object are watch streams
 watch_files AS (
@@ -52,38 +52,71 @@ obs1 AS (
     FROM obs0 o
 ),
 obs AS (
-    SELECT o.* FROM obs1 o, win
-    WHERE NOT o.deleted AND o.ts >= win.t0 AND o.ts <= win.t1
+    SELECT o.*,
+           -- an observation point of the Service: one capture (all objects of a plain snapshot file at
+           -- once), or one write / one watch event (audit, watch files)
+           dense_rank() OVER (PARTITION BY o.stream, o.namespace, o.svc
+                              ORDER BY o.ord_t NULLS FIRST, o.source_file,
+                                       CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.seq END,
+                                       CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.source_line END) AS pt
+    FROM obs1 o, win
+    WHERE o.ts >= win.t0 AND o.ts <= win.t1
 ),
--- addresses ever seen in each stream/object (in the window)
+points AS (
+    SELECT stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
+           min(source_file) AS source_file, min(seq) AS seq, min(source_line) AS source_line
+    FROM obs
+    GROUP BY ALL
+),
+-- at each point, the latest observation of every object of the Service (Endpoints and all its
+-- EndpointSlices): the Service's combined state, so that an address moving between slices
+-- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal
+latest AS (
+    SELECT p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.source_file, o.seq, o.source_line, o.deleted
+    FROM points p
+    JOIN obs o ON o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc AND o.pt <= p.pt
+    QUALIFY row_number() OVER (PARTITION BY p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
+                               ORDER BY o.pt DESC, o.seq DESC, o.source_line DESC) = 1
+),
+-- addresses ever seen in each stream/Service (in the window)
 universe AS (
-    SELECT DISTINCT r.stream, r.kind, r.namespace, r.svc, r.name AS obj, r.ip
+    SELECT DISTINCT r.stream, r.namespace, r.svc, r.ip
     FROM r0 r
     JOIN obs o ON o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
               AND o.source_file = r.source_file AND o.seq = coalesce(r.object_seq, 0) AND o.source_line = r.source_line
     WHERE r.ip IS NOT NULL
 ),
+-- the combined state of each address at each point: ready in any object; else serving while
+-- terminating (a pod shutting down gracefully); else present but not ready
 present AS (
-    SELECT stream, kind, namespace, name AS obj, source_file, coalesce(object_seq, 0) AS seq, source_line, ip,
-           bool_or(ready) AS ready, any_value(pod) AS pod
-    FROM r0
-    WHERE ip IS NOT NULL
+    SELECT l.stream, l.namespace, l.svc, l.pt, r.ip,
+           bool_or(r.ready) AS ready,
+           bool_or(coalesce(r.serving, false) AND coalesce(r.terminating, false)) AS terminating,
+           any_value(r.pod) AS pod
+    FROM latest l
+    JOIN r0 r ON r.stream = l.stream AND r.kind = l.kind AND r.namespace = l.namespace AND r.name = l.obj
+             AND r.source_file = l.source_file AND coalesce(r.object_seq, 0) = l.seq AND r.source_line = l.source_line
+    WHERE NOT l.deleted AND r.ip IS NOT NULL
+    GROUP BY ALL
+),
+stream_kinds AS (
+    SELECT stream, namespace, svc, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
+    FROM obs
     GROUP BY ALL
 ),
 states AS (
-    SELECT u.stream, u.kind, u.namespace, u.svc, u.obj, u.ip, o.ts, o.ord_t, o.source_file, o.seq, o.source_line,
-           p.pod,
-           CASE WHEN p.ip IS NULL THEN 'absent' WHEN p.ready THEN 'ready' ELSE 'notReady' END AS state
+    SELECT u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
+           x.pod,
+           CASE WHEN x.ip IS NULL THEN 'absent' WHEN x.ready THEN 'ready' WHEN x.terminating THEN 'terminating'
+                ELSE 'notReady' END AS state
     FROM universe u
-    JOIN obs o ON o.stream = u.stream AND o.kind = u.kind AND o.namespace = u.namespace AND o.obj = u.obj
-    LEFT JOIN present p ON p.stream = o.stream AND p.kind = o.kind AND p.namespace = o.namespace AND p.obj = o.obj
-                       AND p.source_file = o.source_file AND p.seq = o.seq AND p.source_line = o.source_line
-                       AND p.ip = u.ip
+    JOIN points p ON p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
+    JOIN stream_kinds k ON k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
+    LEFT JOIN present x ON x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip
 ),
 states_ord AS (
     SELECT s.*,
-           row_number() OVER (PARTITION BY stream, kind, namespace, obj, ip
-                              ORDER BY ord_t NULLS FIRST, source_file, seq, source_line) AS pos
+           row_number() OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pt) AS pos
     FROM states s
 ),
 -- drop the leading absence (before the address first appears)
@@ -170,7 +203,7 @@ svc_addresses AS (
 -- per-address evidence: the sequence of states (merged) of the chosen stream
 seq_items AS (
     SELECT b.namespace, b.svc, b.batch, b.ip,
-           list(struct_pack("at" := strftime(s.ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'), state := s.state,
+           list(struct_pack("at" := ks_time_ms(s.ts), state := s.state,
                             file := s.source_file, line := s.source_line) ORDER BY s.pos) AS seq
     FROM batched b
     JOIN states_lag s ON s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj AND s.ip = b.ip
@@ -191,8 +224,8 @@ batch_agg AS (
            string_agg(b.pod, ', ' ORDER BY b.ip) AS pods,
            list(struct_pack(type := 'address', ip := b.ip, pod := b.pod, source := b.stream, kind := b.kind, object := b.obj,
                             transitions := b.transitions, removes := b.removes, adds := b.adds,
-                            "first" := strftime(b.first_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
-                            "last" := strftime(b.last_ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ'),
+                            "first" := ks_time_ms(b.first_ts),
+                            "last" := ks_time_ms(b.last_ts),
                             sequence := si.seq[1:40], sequence_length := len(si.seq))
                 ORDER BY b.ip) AS items
     FROM batched b

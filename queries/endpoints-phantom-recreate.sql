@@ -18,8 +18,8 @@
 -- critical_cycles_count cycles.
 WITH
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
 slice_service AS (
@@ -38,7 +38,9 @@ ep_writes AS (
            coalesce(a.response_object->'metadata'->'labels'->>'kubernetes.io/service-name',
                     a.request_object->'metadata'->'labels'->>'kubernetes.io/service-name') AS body_service,
            coalesce(a.username, '') AS username, coalesce(a.user_agent, '') AS user_agent,
-           a.received_at, a.stage_at, a.code, a.source_file, a.source_line
+           a.received_at, a.stage_at, a.code, a.source_file, a.source_line,
+           -- a slice's addresses, from the body the write logged
+           list_distinct(flatten(CAST(json_extract(coalesce(a.response_object, a.request_object), '$.endpoints[*].addresses') AS VARCHAR[][]))) AS body_addrs
     FROM audit_events a, win
     WHERE a.stage = 'ResponseComplete'
       AND a.verb IN ('create', 'delete')
@@ -49,11 +51,20 @@ ep_writes AS (
       AND a.namespace IS NOT NULL
       AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
 ),
+-- addresses ever observed in each EndpointSlice (snapshots, watch streams, audit bodies)
+slice_addrs AS (
+    SELECT namespace, name, list(DISTINCT ip) AS addrs
+    FROM endpoint_addresses
+    WHERE kind = 'EndpointSlice' AND ip IS NOT NULL
+    GROUP BY ALL
+),
 ep_keyed AS (
     SELECT w.*,
-           CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service
+           CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service,
+           CASE WHEN len(w.body_addrs) > 0 THEN w.body_addrs ELSE sa.addrs END AS addrs
     FROM ep_writes w
     LEFT JOIN slice_service s ON w.kind = 'EndpointSlice' AND s.namespace = w.namespace AND s.name = w.obj_name
+    LEFT JOIN slice_addrs sa ON w.kind = 'EndpointSlice' AND sa.namespace = w.namespace AND sa.name = w.obj_name
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
@@ -64,7 +75,11 @@ create_of AS (
     JOIN dels d
       ON d.kind = c.kind AND d.namespace = c.namespace AND d.service = c.service
      AND d.received_at <= c.stage_at
-     AND (c.kind = 'EndpointSlice' OR d.obj_name = c.obj_name)
+     -- an Endpoints is recreated under its name; a slice gets a new generated name, so the
+     -- recreated slice must hold some of the deleted one's addresses (a Service's other slices,
+     -- or a rebalancing of them, are not its recreation)
+     AND (d.obj_name = c.obj_name
+          OR (c.kind = 'EndpointSlice' AND len(list_intersect(d.addrs, c.addrs)) > 0))
     GROUP BY c.audit_id
 ),
 -- each delete takes its first create, if it came soon enough and from someone else
@@ -98,7 +113,7 @@ svc_events AS (
     WHERE s.captured_at IS NOT NULL
     UNION ALL
     SELECT DISTINCT s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
-           'creationTimestamp ' || strftime(s.creation_timestamp AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ')
+           'creationTimestamp ' || ks_time_s(s.creation_timestamp)
     FROM services s
     WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
 ),
@@ -143,10 +158,8 @@ phantoms AS (
       AND (c.svc_last_what IN ('create', 'seen', 'created')
            OR (c.svc_last_what IS NULL
                -- the garbage collector deletes them only once their Service is gone
-               AND c.deleter <> 'system:serviceaccount:kube-system:generic-garbage-collector'
-               AND c.creator IN ('system:serviceaccount:kube-system:endpoint-controller',
-                                 'system:serviceaccount:kube-system:endpointslice-controller',
-                                 'system:kube-controller-manager')))
+               AND NOT list_contains(ks_usernames($garbage_collector_usernames), c.deleter)
+               AND list_contains(ks_usernames($endpoints_controller_usernames), c.creator)))
       -- a Service seen with another uid after the recreate was replaced in between
       AND (c.svc_last_uid IS NULL OR c.svc_next_uid IS NULL OR c.svc_last_uid = c.svc_next_uid)
 ),
@@ -158,7 +171,7 @@ numbered AS (
 ev_items AS (
     SELECT kind, namespace, service, deleter, deleter_agent, delete_at AS ts, 1 AS ord, delete_id AS id,
            struct_pack(cycle := cycle,
-                       "at" := strftime(delete_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       "at" := ks_time_us(delete_at),
                        audit_id := delete_id, file := delete_file, line := delete_line,
                        verb := 'delete', code := delete_code,
                        kind := kind, object := namespace || '/' || deleted_name, uid := deleted_uid,
@@ -169,7 +182,7 @@ ev_items AS (
     UNION ALL
     SELECT kind, namespace, service, deleter, deleter_agent, create_at, 2, create_id,
            struct_pack(cycle := cycle,
-                       "at" := strftime(create_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                       "at" := ks_time_us(create_at),
                        audit_id := create_id, file := create_file, line := create_line,
                        verb := 'create', code := create_code,
                        kind := kind, object := namespace || '/' || created_name, uid := created_uid,
@@ -246,8 +259,8 @@ snap_findings AS (
            count(*) AS cycles, min(prev_at) AS first_at, max(captured_at) AS last_at,
            arg_max(svc_after_uid, captured_at) AS service_uid,
            list(struct_pack(cycle := NULL::BIGINT,
-                            "at" := strftime(captured_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
-                            previous_at := strftime(prev_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                            "at" := ks_time_us(captured_at),
+                            previous_at := ks_time_us(prev_at),
                             file := source_file, previous_file := prev_file,
                             kind := 'Endpoints', object := namespace || '/' || name,
                             previous_uid := prev_uid, uid := uid, service_uid := svc_after_uid)

@@ -6,8 +6,8 @@
 WITH
 win AS (
     SELECT CAST($since AS TIMESTAMPTZ) AS since, CAST($until AS TIMESTAMPTZ) AS until,
-           coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+           ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1
 ),
 -- ---------------------------------------------------------------- per-capture facts
 lim AS (
@@ -238,7 +238,7 @@ kern_first AS (
 snap_items AS (
     SELECT node,
            list(struct_pack(type := 'snapshot',
-                            captured_at := strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'),
+                            captured_at := ks_time_s(ts),
                             count := ct_count, max := max_eff, usage_percent := round(usage_pct, 1),
                             entries := entries, time_wait := time_wait, time_wait_percent := round(tw_pct, 1),
                             drops := drops, new_drops := new_drops, insert_failed := insert_failed, early_drops := early_drops,

@@ -1,6 +1,6 @@
 // Package queries holds the SQL of kubesift's built-in rules, one file per rule named after the
-// rule's id (see package rules), and in charts/ the queries that feed rules' charts with data
-// their evidence lacks. It is a leaf: it only embeds the files.
+// rule's id (see package rules), macros.sql, the macros they share, and in charts/ the queries
+// that feed rules' charts with data their evidence lacks. It is a leaf: it only embeds the files.
 package queries
 
 import (
@@ -11,10 +11,20 @@ import (
 //go:embed *.sql charts/*.sql
 var files embed.FS
 
+// macrosFile holds the macros the queries share; it is no rule's query.
+const macrosFile = "macros.sql"
+
+// Macros returns the CREATE TEMP MACRO statements the queries share (the window bounds,
+// evidence times, username lists), to run on the analysis connection before the queries.
+func Macros() string {
+	b, _ := fs.ReadFile(files, macrosFile)
+	return string(b)
+}
+
 // SQL returns the query of the rule id, or of the chart "charts/NAME".
 func SQL(id string) (string, bool) {
 	b, err := fs.ReadFile(files, id+".sql")
-	if err != nil {
+	if err != nil || id+".sql" == macrosFile {
 		return "", false
 	}
 	return string(b), true

@@ -16,6 +16,9 @@ func TestEveryQueryHasItsRule(t *testing.T) {
 		t.Fatalf("no embedded queries: %v", err)
 	}
 	for _, name := range names {
+		if name == macrosFile {
+			continue
+		}
 		id := strings.TrimSuffix(name, ".sql")
 		if _, err := os.Stat(filepath.Join("..", "rules", id+".yaml")); err != nil {
 			t.Errorf("queries/%s has no rule: %v", name, err)

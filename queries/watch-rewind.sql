@@ -25,10 +25,12 @@
 -- nothing in their scope changed, and after a 410 relist and watch from the newer version the list returned.
 -- A stream is reported with at least min_rewinds_count rewinds; critical from critical_rewinds_count rewinds or when
 -- any stale-version answer (410 Expired list) follows.
-WITH
+WITH RECURSIVE
 win AS (
-    SELECT coalesce(CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t0,
-           coalesce(CAST($until AS TIMESTAMPTZ), 'infinity'::TIMESTAMPTZ) AS t1
+    SELECT ks_window_start($since) AS t0,
+           ks_window_end($until) AS t1,
+           -- the rule's lookback: requests before the window, to judge the first ones inside it
+           coalesce(CAST($lookback_since AS TIMESTAMPTZ), CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t_look
 ),
 -- successful writes that advance a collection's resourceVersion
 writes AS (
@@ -46,7 +48,7 @@ writes AS (
       AND a.code BETWEEN 200 AND 299
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
-      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
+      AND a.stage_at >= win.t_look AND a.stage_at <= win.t1
 ),
 -- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over. A client
 -- "going back" across such a reset is not rewinding, so streams never span two epochs. An epoch
@@ -82,6 +84,8 @@ reqs AS (
            max(a.status_reason) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS status_reason,
            any_value(a.watch_rv) AS rv,
            any_value(a.timeout_seconds) AS timeout_s,
+           -- a WatchList request (sendInitialEvents with NotOlderThan) asks for a state at least that new: never a replay
+           bool_or(coalesce(a.send_initial_events, false) AND a.resource_version_match = 'NotOlderThan') AS watch_list,
            bool_or(coalesce(a.list_continue, false)) AS is_continue,
            arg_min(a.source_file, a.stage_at) AS source_file,
            arg_min(a.source_line, a.stage_at) AS source_line
@@ -95,24 +99,55 @@ reqs_win AS (
     SELECT r.*,
            -- the stream key as one value (for partitioning and joining)
            [r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
-            r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream
+            r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream,
+           (r.recv >= win.t0) AS in_win
     FROM reqs r
     ASOF LEFT JOIN epochs e ON r.recv >= e.t
     , win
-    WHERE r.recv >= win.t0 AND r.recv <= win.t1
+    WHERE r.recv >= win.t_look AND r.recv <= win.t1
 ),
--- the sequence of watch requests of each stream, with what came before
+watch_reqs AS (
+    SELECT * FROM reqs_win WHERE verb = 'watch' AND rv > 0 AND NOT watch_list
+),
+-- Watch loops. One client may run several watches of one collection at once (an unfiltered and a
+-- metadata-only informer, two controllers in one process): their versions interleave, and only
+-- each loop's own sequence says whether it went back. A client re-watches when its previous watch
+-- ends, so a loop is a chain of non-overlapping watches: a watch continues the watch of its stream
+-- that ended last before it started (up to watch_handover_ms later, as the end is logged after
+-- the client saw it), and each watch is continued by one watch at most (the first).
+pred AS (
+    SELECT w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
+    FROM watch_reqs w
+    JOIN watch_reqs p
+      ON p.stream = w.stream AND p.recv < w.recv
+     AND p.ended <= w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT))
+    GROUP BY w.audit_id
+),
+links AS (
+    SELECT p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
+    FROM pred p JOIN watch_reqs w USING (audit_id)
+    GROUP BY p.prev_id
+),
+loops AS (
+    SELECT w.audit_id, w.audit_id AS loop_id
+    FROM watch_reqs w
+    WHERE w.audit_id NOT IN (SELECT audit_id FROM links)
+    UNION ALL
+    SELECT l.audit_id, c.loop_id
+    FROM loops c JOIN links l ON l.prev_id = c.audit_id
+),
+-- the sequence of watch requests of each loop, with what came before
 watches AS (
     SELECT w.*,
-           max(w.rv) OVER (PARTITION BY w.stream ORDER BY w.recv, w.audit_id
+           max(w.rv) OVER (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
            lag(w.rv) OVER s AS prev_rv,
            lag(w.audit_id) OVER s AS prev_audit_id,
            lag(w.recv) OVER s AS prev_recv,
            lag(w.ended) OVER s AS prev_ended
-    FROM reqs_win w
-    WHERE w.verb = 'watch' AND w.rv > 0
-    WINDOW s AS (PARTITION BY w.stream ORDER BY w.recv, w.audit_id)
+    FROM watch_reqs w
+    JOIN loops c USING (audit_id)
+    WINDOW s AS (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id)
 ),
 -- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
 gone_lists AS (
@@ -122,7 +157,7 @@ gone_lists AS (
 ),
 -- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
 stale AS (
-    SELECT l.stream, l.audit_id, l.recv, l.rv, l.code, l.status_reason, l.latency_ms, l.source_file, l.source_line,
+    SELECT l.stream, l.audit_id, l.recv, l.rv, l.code, l.status_reason, l.latency_ms, l.source_file, l.source_line, l.in_win,
            arg_max(w.audit_id, w.recv) AS watch_audit_id
     FROM gone_lists l
     JOIN watches w
@@ -166,8 +201,9 @@ classified AS (
     FROM watches w
     LEFT JOIN repeat_proof p USING (audit_id)
 ),
+-- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
-    SELECT * FROM classified WHERE reason IS NOT NULL
+    SELECT * FROM classified WHERE reason IS NOT NULL AND in_win
 ),
 streams AS (
     SELECT r.stream,
@@ -195,10 +231,11 @@ streams AS (
 stream_stale AS (
     SELECT s.stream, count(*) AS n_stale, min(s.recv) AS first_at, max(s.recv) AS last_at
     FROM stale s
+    WHERE s.in_win
     GROUP BY s.stream
 ),
 stream_max AS (
-    SELECT w.stream, max(w.rv) AS max_rv, count(*) AS n_watches
+    SELECT w.stream, max(w.rv) AS max_rv, count(*) FILTER (WHERE w.in_win) AS n_watches
     FROM watches w
     GROUP BY w.stream
 ),
@@ -218,17 +255,18 @@ ev_rows AS (
            w.code, w.latency_ms, w.timeout_s, w.source_file, w.source_line, NULL, NULL, NULL
     FROM classified w
     JOIN stale s ON s.watch_audit_id = w.audit_id
-    WHERE w.reason IS NULL
+    WHERE w.reason IS NULL AND s.in_win
     UNION
     SELECT s.stream, s.recv, s.audit_id, 'list', 'stale-version answer: ' || coalesce(s.status_reason, 'Gone'), s.rv, NULL, NULL, s.watch_audit_id,
            s.code, s.latency_ms, NULL, s.source_file, s.source_line, NULL, NULL, NULL
     FROM stale s
+    WHERE s.in_win
 ),
 ev AS (
     SELECT e.stream,
            count(*) AS n_items,
            list(struct_pack(
-                    "at" := strftime(e.recv AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ'),
+                    "at" := ks_time_us(e.recv),
                     audit_id := e.audit_id,
                     file := e.source_file,
                     line := e.source_line,

@@ -57,8 +57,19 @@ var Columns = []string{"rule", "severity", "namespace", "name", "subject", "firs
 // the analysis (TIMESTAMPTZ, NULL when unbounded). Every query must use both.
 var WindowParams = []string{"since", "until"}
 
+// LookbackParam is the start of a rule's lookback: $since minus the rule's lookback (NULL when
+// $since is). Exactly the rules that declare a lookback use it.
+const LookbackParam = "lookback_since"
+
+// LookbackDuration returns the rule's lookback (0 without one).
+func (r Rule) LookbackDuration() time.Duration {
+	d, _ := time.ParseDuration(r.Lookback) // validated by Parse
+	return d
+}
+
 // UnitSuffixes are the endings a parameter name must have, so that its unit is in its name.
-var UnitSuffixes = []string{"_s", "_ms", "_minutes", "_count", "_ratio", "_percent", "_per_min", "_per_s", "_bytes"}
+// _usernames holds comma-separated Kubernetes usernames.
+var UnitSuffixes = []string{"_s", "_ms", "_minutes", "_count", "_ratio", "_percent", "_per_min", "_per_s", "_bytes", "_usernames"}
 
 // Param is a rule parameter with its default. Values are int64, float64, string or bool.
 type Param struct {
@@ -77,6 +88,10 @@ type Rule struct {
 	References  []string `yaml:"references"`
 	Inputs      []string `yaml:"inputs"`
 	Params      []Param  `yaml:"params"`
+	// Lookback is how far before --since the query reads, to judge the first events inside the
+	// window (a Go duration, e.g. 1h); the query gets the start of that as $lookback_since and
+	// reports only what happened inside the window. Empty: no lookback.
+	Lookback string `yaml:"lookback"`
 	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
 	// facts, the rule words them.
 	Summary string  `yaml:"summary"`
@@ -241,6 +256,11 @@ func Parse(name string, data []byte) (Rule, []error) {
 			at(field("summary"), "summary: %v", err)
 		}
 	}
+	if r.Lookback != "" {
+		if d, err := time.ParseDuration(r.Lookback); err != nil || d <= 0 {
+			at(field("lookback"), "lookback %q: want a positive duration such as 30m or 2h", r.Lookback)
+		}
+	}
 	if len(r.References) == 0 {
 		at(field("references"), "missing references (upstream issues, PRs or docs)")
 	}
@@ -265,7 +285,7 @@ func Parse(name string, data []byte) (Rule, []error) {
 			continue
 		case names[p.Name]:
 			at(nameNode, "param %q declared twice", p.Name)
-		case slices.Contains(WindowParams, p.Name):
+		case slices.Contains(WindowParams, p.Name) || p.Name == LookbackParam:
 			at(nameNode, "param %q is reserved for the analysis window", p.Name)
 		case !hasUnit(p.Name):
 			at(nameNode, "param %q: put its unit in its name (one of %s)", p.Name, strings.Join(UnitSuffixes, ", "))
@@ -373,6 +393,12 @@ func checkSQL(r Rule) []error {
 			errs = append(errs, fmt.Errorf("%s.sql: must use $%s (the analysis window)", r.ID, w))
 		}
 	}
+	if r.Lookback != "" {
+		declared[LookbackParam] = true
+		if !used[LookbackParam] {
+			errs = append(errs, fmt.Errorf("%s.sql: the rule declares lookback %s but the query does not use $%s", r.ID, r.Lookback, LookbackParam))
+		}
+	}
 	for name := range used {
 		if !declared[name] {
 			errs = append(errs, fmt.Errorf("%s.sql: $%s is not a declared param", r.ID, name))
@@ -466,32 +492,17 @@ var summaryFuncs = template.FuncMap{
 
 // number converts the numeric types the database returns to float64.
 func number(x any) float64 {
-	switch v := x.(type) {
-	case int:
-		return float64(v)
-	case int8:
-		return float64(v)
-	case int16:
-		return float64(v)
-	case int32:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case uint8:
-		return float64(v)
-	case uint16:
-		return float64(v)
-	case uint32:
-		return float64(v)
-	case uint64:
-		return float64(v)
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	case *big.Int:
+	if v, ok := x.(*big.Int); ok {
 		f, _ := new(big.Float).SetInt(v).Float64()
 		return f
+	}
+	switch v := reflect.ValueOf(x); {
+	case v.CanInt():
+		return float64(v.Int())
+	case v.CanUint():
+		return float64(v.Uint())
+	case v.CanFloat():
+		return v.Float()
 	}
 	panic(fmt.Sprintf("%v (%T) is not a number", x, x))
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseGoodAndBad(t *testing.T) {
@@ -105,4 +106,29 @@ func joinErrs(errs []error) string {
 		b.WriteString(e.Error() + "\n")
 	}
 	return b.String()
+}
+
+// TestLookback: a declared lookback must be a positive duration and its query must use
+// $lookback_since; a rule without one must not.
+func TestLookback(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good+"lookback: 90m\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.sql"), []byte("SELECT $window_minutes, $since, $until"), 0o644)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "declares lookback 90m but the query does not use $lookback_since") {
+		t.Errorf("lookback without $lookback_since: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.sql"), []byte("SELECT $window_minutes, $since, $until, $lookback_since"), 0o644)
+	rs, err := LoadDir(dir)
+	if err != nil || rs[0].LookbackDuration() != 90*time.Minute {
+		t.Errorf("lookback 90m: %v %v", rs, err)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good+"lookback: soon\n"), 0o644)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `mine.yaml:13:11: lookback "soon": want a positive duration`) {
+		t.Errorf("bad lookback: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good), 0o644)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "$lookback_since is not a declared param") {
+		t.Errorf("$lookback_since without lookback: %v", err)
+	}
 }

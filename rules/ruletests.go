@@ -179,7 +179,9 @@ func ParseTests(name string, data []byte, rs []Rule) (*TestFile, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
 	var rule *Rule
 	for i := range rs {
 		if rs[i].ID == tf.Rule {

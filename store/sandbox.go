@@ -214,6 +214,14 @@ func statementName(t duckdb.StmtType) string {
 	return fmt.Sprintf("statement type %d", t)
 }
 
+// Define runs statements that kubesift itself ships (the rules' shared CREATE TEMP MACROs) on
+// the sandbox's connection: temporary definitions, visible to the queries run after them. It
+// is never for user SQL, which Check would refuse.
+func (s *Sandbox) Define(ctx context.Context, statements string) error {
+	_, err := s.conn.ExecContext(ctx, statements)
+	return err
+}
+
 // QueryContext checks query (see Check) and runs it.
 func (s *Sandbox) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if err := s.Check(ctx, query); err != nil {
