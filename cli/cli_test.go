@@ -120,7 +120,7 @@ func TestRulesCannotWrite(t *testing.T) {
 	} {
 		rules := t.TempDir()
 		os.WriteFile(filepath.Join(rules, "evil.yaml"), []byte("id: evil\ntitle: evil\nseverity: info\ndescription: d\nremediation: r\n"+
-			"references: [https://example.com/]\ninputs: [audit_events]\n"), 0o644)
+			"references: [https://example.com/]\ninputs: [audit_events]\nsummary: s\n"), 0o644)
 		os.WriteFile(filepath.Join(rules, "evil.sql"), []byte(sql), 0o644)
 		for _, args := range [][]string{
 			{"analyze", "--db", db, "--rules", rules, "--rule", "evil"},
