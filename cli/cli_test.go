@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -422,5 +424,29 @@ func TestOutputFilesAreOwnerOnly(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStaleTempFilesRemoved: the temporary file a killed kubesift left beside an output file
+// is removed by the next write of that file; one of a running process is kept.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-123", exited.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-456", os.Getpid()))
+	for _, f := range []string{stale, live} {
+		os.WriteFile(f, []byte("half"), 0o600)
+	}
+	if r := runCLI(t, "query", "--db", loadedDB(t), "-o", "csv", "--out", filepath.Join(dir, "q.csv"), "SELECT 1 AS x"); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the temporary file of a running process was removed: %v", err)
 	}
 }

@@ -64,7 +64,7 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts [][2]a
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubesift-metrics-*")
+	tmp, err := createTempBeside(path)
 	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -156,7 +155,7 @@ func writeFile(path, format string, force bool, render func(w io.Writer) error) 
 			return existsError(path)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := createTempBeside(path)
 	if err != nil {
 		return err
 	}
