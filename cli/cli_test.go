@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -448,5 +449,19 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("the temporary file of a running process was removed: %v", err)
+	}
+}
+
+// TestMetricsFileFollowsUmask: the metrics file is readable by node_exporter (0644) unless the
+// umask says otherwise; it is never widened past the umask.
+func TestMetricsFileFollowsUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	metrics := filepath.Join(t.TempDir(), "kubesift.prom")
+	if r := runCLI(t, "run", "--summary", "none", "--metrics-file", metrics, realAuditLog); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	if st, err := os.Stat(metrics); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("metrics file under umask 077: %v, %v", st.Mode().Perm(), err)
 	}
 }

@@ -37,3 +37,22 @@ func running(pid int) bool {
 func globEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
 }
+
+// umask returns the process's file mode creation mask, from /proc/self/status (reading it
+// with umask(2) means setting it, which races with files created meanwhile).
+func umask() (os.FileMode, error) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("reading the umask: %w", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if value, ok := strings.CutPrefix(line, "Umask:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(value), 8, 32)
+			if err != nil {
+				return 0, fmt.Errorf("reading the umask from /proc/self/status: %w", err)
+			}
+			return os.FileMode(mask), nil
+		}
+	}
+	return 0, errors.New("reading the umask: no Umask line in /proc/self/status")
+}
