@@ -1,3 +1,4 @@
-// Package store opens kubesift's DuckDB database, creates its documented tables and turns
-// DuckDB's low-level failures (a second writer, a locked file) into errors an SRE can act on.
+// Package store opens kubesift's DuckDB database, creates its documented tables, removes the
+// rows of loads a kill interrupted, runs user SQL in a read-only sandbox, and turns DuckDB's
+// low-level failures (a second writer, a locked file) into errors an SRE can act on.
 package store
