@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -484,5 +487,43 @@ func TestIgnoreSuppressions(t *testing.T) {
 	if r := runCLI(t, "analyze", "--db", db, "--ignore", ignore); r.code != ExitError ||
 		!strings.Contains(r.stderr, `entry 1: unknown rule "no-such-rule"`) || !strings.Contains(r.stderr, "entry 1: missing expires") || !strings.Contains(r.stderr, "entry 1: missing reason") {
 		t.Errorf("a bad --ignore file: %+v", r)
+	}
+}
+
+// TestStaleTempFilesRemoved: the temporary file a killed kubesift left beside an output file
+// is removed by the next write of that file; one of a running process is kept.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-123", exited.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-456", os.Getpid()))
+	for _, f := range []string{stale, live} {
+		os.WriteFile(f, []byte("half"), 0o600)
+	}
+	if r := runCLI(t, "query", "--db", loadedDB(t), "-o", "csv", "--out", filepath.Join(dir, "q.csv"), "SELECT 1 AS x"); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the temporary file of a running process was removed: %v", err)
+	}
+}
+
+// TestMetricsFileFollowsUmask: the metrics file is readable by node_exporter (0644) unless the
+// umask says otherwise; it is never widened past the umask.
+func TestMetricsFileFollowsUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	metrics := filepath.Join(t.TempDir(), "kubesift.prom")
+	if r := runCLI(t, "run", "--summary", "none", "--metrics-file", metrics, realAuditLog); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	if st, err := os.Stat(metrics); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("metrics file under umask 077: %v, %v", st.Mode().Perm(), err)
 	}
 }

@@ -65,7 +65,7 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubesift-metrics-*")
+	tmp, err := createTempBeside(path)
 	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
@@ -77,7 +77,12 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	// Readable by node_exporter, which often runs as another user; never wider than the umask allows.
+	mask, err := umask()
+	if err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644&^mask); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -179,7 +178,7 @@ func writeFile(path, format string, force bool, render func(w io.Writer) error) 
 			return existsError(path)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := createTempBeside(path)
 	if err != nil {
 		return err
 	}
