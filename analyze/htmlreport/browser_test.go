@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -56,10 +57,10 @@ const measureJS = `(() => {
 })()`
 
 // TestReportsInChromium opens the report of every scenario in headless Chromium with JavaScript
-// on and off, at 1280 and 1920 px: no console errors, no network request but the page itself,
+// on (at 1280 and 1920 px) and off (1280 px): no console errors, no network request but the page itself,
 // every finding's charts drawn (SVG with marks), no horizontal scrolling, and with JavaScript the
-// overview sorts. It takes a screenshot of each page and, with JavaScript at 1280 px, of each
-// finding; KUBESIFT_SCREENSHOTS=DIR keeps them (docs/img has one per rule).
+// overview sorts. It takes a screenshot of each page at 1280 px and, with JavaScript, of
+// each finding; KUBESIFT_SCREENSHOTS=DIR keeps them (docs/img has one per rule).
 func TestReportsInChromium(t *testing.T) {
 	exe := chromium(t)
 	shots := os.Getenv("KUBESIFT_SCREENSHOTS")
@@ -68,9 +69,11 @@ func TestReportsInChromium(t *testing.T) {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+	docs := map[string]*Document{}
+	for _, sc := range scenarios(t) { // before the browser starts: loading takes a while on a busy machine
+		docs[sc] = scenarioDoc(t, sc)
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
 	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -80,7 +83,7 @@ func TestReportsInChromium(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, sc := range scenarios(t) {
-		doc := scenarioDoc(t, sc)
+		doc := docs[sc]
 		path := filepath.Join(dir, sc+".html")
 		f, err := os.Create(path)
 		if err != nil {
@@ -90,13 +93,14 @@ func TestReportsInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		for _, js := range []bool{true, false} {
-			for _, width := range []int64{1280, 1920} {
-				name := fmt.Sprintf("%s-%d-js-%v", sc, width, js)
-				t.Run(name, func(t *testing.T) {
-					checkPage(t, browser, "file://"+path, doc, js, width, filepath.Join(shots, name))
-				})
-			}
+		for _, view := range []struct {
+			js    bool
+			width int64
+		}{{true, 1280}, {true, 1920}, {false, 1280}} {
+			name := fmt.Sprintf("%s-%d-js-%v", sc, view.width, view.js)
+			t.Run(name, func(t *testing.T) {
+				checkPage(t, browser, "file://"+path, doc, view.js, view.width, filepath.Join(shots, name))
+			})
 		}
 	}
 }
@@ -104,6 +108,8 @@ func TestReportsInChromium(t *testing.T) {
 func checkPage(t *testing.T, browser context.Context, url string, doc *Document, js bool, width int64, shot string) {
 	tab, cancel := chromedp.NewContext(browser)
 	defer cancel()
+	tab, cancelTimeout := context.WithTimeout(tab, 2*time.Minute) // per page: generous for a busy machine
+	defer cancelTimeout()
 	var mu sync.Mutex
 	var problems []string
 	if err := chromedp.Listen(tab, func(ev any) {
@@ -173,12 +179,14 @@ func checkPage(t *testing.T, browser context.Context, url string, doc *Document,
 	if got.Overflow > 0 || got.Overview > 0 {
 		t.Errorf("at %d px the page scrolls sideways: page %.0f px, overview %.0f px too wide", width, got.Overflow, got.Overview)
 	}
-	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(shot+".png", png, 0o644); err != nil {
-		t.Fatal(err)
+	if width == 1280 {
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(shot+".png", png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if js && width == 1280 && len(doc.Findings) > 0 {
 		// The script sorts the overview: by count, ascending.
@@ -193,7 +201,7 @@ func checkPage(t *testing.T, browser context.Context, url string, doc *Document,
 			t.Errorf("overview sorted by count: %v", order)
 		}
 		for _, f := range doc.Findings {
-			png, err := chromedp.Run(tab, chromedp.Screenshot(fmt.Sprintf("#finding-%d", f.Number)))
+			png, err := sectionScreenshot(tab, fmt.Sprintf("finding-%d", f.Number))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,4 +215,18 @@ func checkPage(t *testing.T, browser context.Context, url string, doc *Document,
 	if len(problems) > 0 {
 		t.Errorf("the page %s:\n%s", url, strings.Join(problems, "\n"))
 	}
+}
+
+// sectionScreenshot takes a PNG of the element with id: its box in the page, beyond the window.
+func sectionScreenshot(tab context.Context, id string) ([]byte, error) {
+	box, err := chromedp.Run(tab, chromedp.Evaluate[page.Viewport](fmt.Sprintf(`(() => {
+  const r = document.getElementById(%q).getBoundingClientRect();
+  return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height, scale: 1};
+})()`, id)))
+	if err != nil {
+		return nil, err
+	}
+	beyond := true
+	shot, err := chromedp.Call(tab, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, Clip: &box, CaptureBeyondViewport: &beyond})
+	return shot.Data, err
 }

@@ -139,13 +139,13 @@ var pageCSS string
 //go:embed report.js
 var pageJS string
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
+var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"severityRank": func(s string) int { return rules.Severity(s).Rank() },
 }).Parse(pageTemplate))
 
 // Write renders doc as one HTML page with its styles, script and charts inline.
 func Write(w io.Writer, doc *Document) error {
-	return page.Execute(w, struct {
+	return reportPage.Execute(w, struct {
 		*Document
 		CSS template.CSS
 		JS  template.JS
