@@ -65,7 +65,9 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 		}
 		paths := make([]string, len(c.Files))
 		for i, f := range c.Files {
-			paths[i] = filepath.Join(filepath.Dir(tf.Name), f)
+			if paths[i] = f; !filepath.IsAbs(f) {
+				paths[i] = filepath.Join(filepath.Dir(tf.Name), f)
+			}
 		}
 		if err := load(ctx, db, paths); err != nil {
 			return fmt.Errorf("loading %s: %w", strings.Join(paths, ", "), err)

@@ -380,6 +380,22 @@ tests:
 		!strings.Contains(r.stdout, "FAIL  "+tests+": a wrong expectation\n      unexpected: err-lines warning a.log count=1") || !strings.Contains(r.stdout, "2 passed, 1 failed") {
 		t.Errorf("rules test: %+v", r)
 	}
+	audit, err := filepath.Abs(realAuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFiles := filepath.Join(dir, "election.test.yaml")
+	os.WriteFile(withFiles, []byte(`rule: election-lock-churn
+tests:
+  - name: the lab's legacy locks, from its audit log
+    files: [`+audit+`]
+    expect:
+      - {object: lab/legacy-operator-lock, summary: "Endpoints lock lab/legacy-operator-lock has no Service of that name *"}
+      - {object: lab/legacy-cm-lock}
+`), 0o644)
+	if r := runCLI(t, "rules", "test", withFiles); r.code != ExitOK || !strings.Contains(r.stdout, "1 passed, 0 failed") {
+		t.Errorf("rules test with input files: %+v", r)
+	}
 	if r := runCLI(t, "rules", "check", dir); r.code != ExitOK {
 		t.Errorf("rules check of good rules: %+v", r)
 	}

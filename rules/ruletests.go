@@ -31,7 +31,7 @@ import (
 //	    tables:
 //	      audit_events:
 //	        - {audit_id: w1, verb: watch, watch_rv: 200, ...}
-//	    files: [../../samples/flapping/]  # optional, relative to the test file
+//	    files: [../../samples/flapping/]  # optional, relative to the test file (or absolute)
 //	    expect:                           # exactly these findings; [] for none
 //	      - {object: lab/services, severity: warning, count: 2, summary: "*went backwards*"}
 type TestFile struct {
