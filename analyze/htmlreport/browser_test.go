@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,22 +18,15 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/kubesift/kubesift/internal/testutil"
 )
 
 // chromium finds a Chromium to drive: skipped with a message when there is none, failed under
 // CI=true (.ci/run installs Debian's chromium).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no chromium on PATH; .ci/run installs Debian's chromium for this test")
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium): the HTML report is not checked in a browser")
-	return ""
+	return testutil.NeedProgram(t, "apt-get install chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 }
 
 // pageCheck is what the browser measures on a report page.
