@@ -58,8 +58,9 @@ start_bg() { # name cmd... ; stdout+stderr -> $RUN/name.log, pid -> $RUN/name.pi
 }
 port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null; }
 
-ensure_binaries() {
-  [ -x "$ETCD_BIN" ] && [ -x $LAB/etcd-root/usr/bin/etcdctl ] && [ -x $BIN/kube-apiserver ] && [ -x $BIN/kube-controller-manager ] && [ -x $BIN/leclient ] || {
+ensure_binaries() { # [client binaries the recording needs from the lab build; default: leclient]
+  local c; for c in "${@:-leclient}"; do [ -x "$BIN/$c" ] || { echo "lab client $BIN/$c missing: run  bash $SHARED/run-cluster.sh /tmp/warmup 2  once" >&2; exit 1; }; done
+  [ -x "$ETCD_BIN" ] && [ -x $LAB/etcd-root/usr/bin/etcdctl ] && [ -x $BIN/kube-apiserver ] && [ -x $BIN/kube-controller-manager ] || {
     echo "lab binaries missing: run  bash $SHARED/run-cluster.sh /tmp/warmup 2  once (builds them into $LAB)" >&2; exit 1; }
 }
 

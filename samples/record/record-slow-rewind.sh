@@ -15,10 +15,10 @@ RUN=${RUN:-$LAB/run/slow-rewind}; CONF=${CONF:-$LAB/conf-slow-rewind}
 REWINDS=${REWINDS:-3}
 source "$HERE/lib.sh"
 OUT=${1:?usage: record-slow-rewind.sh OUTDIR}; mkdir -p "$OUT/snapshots"; OUT=$(cd "$OUT" && pwd)
-ensure_binaries; ensure_pki
+[ -x $BIN/rewinder ] && [ $BIN/rewinder -nt "$HERE/rewinder/main.go" ] || (cd "$HERE/rewinder" && GOFLAGS=-mod=mod go build -trimpath -o $BIN/rewinder .)
+ensure_binaries rewinder; ensure_pki
 mkdir -p $LAB/run; stop_all; rm -rf "$RUN"; mkdir -p "$RUN"
 trap 'stop_all' EXIT; trap 'exit 130' INT TERM
-[ -x $BIN/rewinder ] && [ $BIN/rewinder -nt "$HERE/rewinder/main.go" ] || (cd "$HERE/rewinder" && GOFLAGS=-mod=mod go build -trimpath -o $BIN/rewinder .)
 
 start_control_plane
 mknode; mkns lab
