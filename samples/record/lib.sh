@@ -8,14 +8,19 @@
 #    so that snapshot lists do not inflate the audit log with full list bodies;
 #  * tokens.csv has a second static token for that user (lab tokens, not secrets);
 #  * APISERVER_EXTRA (extra kube-apiserver flags), restart_apiserver, snapshot helpers,
-#    sa_kubeconfig (token kubeconfig for a ServiceAccount), bounded background clients.
+#    sa_kubeconfig (token kubeconfig for a ServiceAccount), bounded background clients;
+#  * ports, RUN, CONF and the etcd binary (ETCD_BIN) can be set from the environment, so that two
+#    recordings can run side by side (each on its own ports and run directory) and etcd 3.5 can
+#    replace Debian's 3.4.
 set -euo pipefail
 LAB=${LAB:-/tmp/k8s-lab}
 SHARED=/work/shared/lab/k8s
 K8S_VERSION=v1.33.13
-ETCD_PORT=23790; ETCD_PEER_PORT=23800; ETCD_METRICS_PORT=23810
-API_PORT=16443; KCM_PORT=20257
-BIN=$LAB/bin; RUN=$LAB/run/current; CONF=$LAB/conf-kubesift; PKI=$LAB/pki
+ETCD_PORT=${ETCD_PORT:-23790}; ETCD_PEER_PORT=${ETCD_PEER_PORT:-23800}; ETCD_METRICS_PORT=${ETCD_METRICS_PORT:-23810}
+API_PORT=${API_PORT:-16443}; KCM_PORT=${KCM_PORT:-20257}
+BIN=$LAB/bin; RUN=${RUN:-$LAB/run/current}; CONF=${CONF:-$LAB/conf-kubesift}; PKI=$LAB/pki
+ETCD_BIN=${ETCD_BIN:-$LAB/etcd-root/usr/bin/etcd}
+KCM_EXTRA=${KCM_EXTRA:-}
 ADMIN_TOKEN=lab-admin-token-0123456789abcdef
 SNAP_TOKEN=lab-snapshot-token-0123456789abcdef
 APISERVER_EXTRA=${APISERVER_EXTRA:-}
@@ -53,8 +58,9 @@ start_bg() { # name cmd... ; stdout+stderr -> $RUN/name.log, pid -> $RUN/name.pi
 }
 port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null; }
 
-ensure_binaries() {
-  [ -x $LAB/etcd-root/usr/bin/etcd ] && [ -x $BIN/kube-apiserver ] && [ -x $BIN/kube-controller-manager ] && [ -x $BIN/leclient ] || {
+ensure_binaries() { # [client binaries the recording needs from the lab build; default: leclient]
+  local c; for c in "${@:-leclient}"; do [ -x "$BIN/$c" ] || { echo "lab client $BIN/$c missing: run  bash $SHARED/run-cluster.sh /tmp/warmup 2  once" >&2; exit 1; }; done
+  [ -x "$ETCD_BIN" ] && [ -x $LAB/etcd-root/usr/bin/etcdctl ] && [ -x $BIN/kube-apiserver ] && [ -x $BIN/kube-controller-manager ] || {
     echo "lab binaries missing: run  bash $SHARED/run-cluster.sh /tmp/warmup 2  once (builds them into $LAB)" >&2; exit 1; }
 }
 
@@ -91,7 +97,7 @@ POL
 }
 
 start_etcd() {
-  start_bg etcd $LAB/etcd-root/usr/bin/etcd --name lab --data-dir $RUN/etcd-data \
+  start_bg etcd "$ETCD_BIN" --name lab --data-dir $RUN/etcd-data \
     --listen-client-urls http://127.0.0.1:$ETCD_PORT --advertise-client-urls http://127.0.0.1:$ETCD_PORT \
     --listen-peer-urls http://127.0.0.1:$ETCD_PEER_PORT --initial-advertise-peer-urls http://127.0.0.1:$ETCD_PEER_PORT \
     --initial-cluster lab=http://127.0.0.1:$ETCD_PEER_PORT --listen-metrics-urls http://127.0.0.1:$ETCD_METRICS_PORT
@@ -118,13 +124,14 @@ start_apiserver() { # [log-suffix]
   log "kube-apiserver ready (pid $(cat $RUN/apiserver.pid))"
 }
 start_kcm() { # [log-suffix]
+  # shellcheck disable=SC2086
   "$BIN/kube-controller-manager" --kubeconfig=$CONF/kcm.kubeconfig \
     --authentication-kubeconfig=$CONF/kcm.kubeconfig --authorization-kubeconfig=$CONF/kcm.kubeconfig \
     --bind-address=127.0.0.1 --secure-port=$KCM_PORT --cert-dir=$RUN/kcm-certs \
     --leader-elect=true --use-service-account-credentials=true \
     --service-account-private-key-file=$PKI/sa.key --root-ca-file=$PKI/ca.crt \
     --cluster-signing-cert-file=$PKI/ca.crt --cluster-signing-key-file=$PKI/ca.key \
-    --cluster-name=lab --controllers='*' >"$RUN/kcm${1:-}.log" 2>&1 &
+    --cluster-name=lab --controllers='*' $KCM_EXTRA >"$RUN/kcm${1:-}.log" 2>&1 &
   echo $! > $RUN/kcm.pid
   for _ in $(seq 1 120); do $KA -n kube-system get lease kube-controller-manager >/dev/null 2>&1 && break; sleep 0.5; done
   $KA -n kube-system get lease kube-controller-manager >/dev/null
@@ -144,6 +151,12 @@ restart_apiserver() { # SIGTERM (graceful), start the new one as soon as the old
   for _ in $(seq 1 150); do port_free $API_PORT && break; sleep 0.1; done
   start_apiserver -2
   ( stop_pid "$RUN/apiserver-old.pid" 30 ) &
+}
+
+restart_kcm() { # SIGTERM (it does not release its Lease), then a new process that waits for the Lease to expire
+  log "restarting kube-controller-manager"
+  stop_pid "$RUN/kcm.pid" 20
+  start_kcm -2
 }
 
 # ---------------------------------------------------------------- objects
@@ -228,4 +241,18 @@ finish() { # OUT : copy audit log + logs, write stats
   mkdir -p "$OUT/logs"
   for f in $RUN/*.log; do case $(basename $f) in audit.log) ;; *) cp "$f" "$OUT/logs/";; esac; done
   python3 "$(dirname "${BASH_SOURCE[0]}")/stats.py" "$OUT/audit.log" > "$OUT/stats.txt"
+}
+
+# ---------------------------------------------------------------- etcd 3.5 (for WatchList streams)
+# kube-apiserver v1.33 serves sendInitialEvents=true watches only on an etcd that supports
+# RequestWatchProgress (3.5); Debian's 3.4 refuses them. Built from the Go module proxy, the etcd
+# version k8s.io/apiserver v0.33.13 depends on.
+ETCD35_VERSION=v3.5.21
+ensure_etcd35() { # -> $BIN/etcd-3.5
+  [ -x $BIN/etcd-3.5 ] && return 0
+  log "building etcd $ETCD35_VERSION from the module proxy"
+  mkdir -p $LAB/build-etcd35 && (cd $LAB/build-etcd35 &&
+    { [ -f go.mod ] || go mod init k8slab/etcd35 >/dev/null 2>&1; } &&
+    go get go.etcd.io/etcd/server/v3@$ETCD35_VERSION &&
+    go build -trimpath -ldflags "-s -w" -o $BIN/etcd-3.5 go.etcd.io/etcd/server/v3)
 }

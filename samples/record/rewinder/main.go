@@ -5,7 +5,8 @@
 // "checkpoint", then watches with short timeoutSeconds. Normally it resumes from the last
 // resourceVersion it saw (correct), but every -rewind-every-th restart it resumes from the
 // checkpoint it wrote at startup and never updates (THE BUG): the requested resourceVersion goes
-// backwards and the apiserver replays old events.
+// backwards and the apiserver replays old events. With -rewind-at (a slow rewinder) it rewinds
+// instead only at the first watch restart after each of the given times.
 // On a Service DELETED event it "cleans up" by deleting the Endpoints of that name (the second
 // bug: it trusts replayed events). When the Service still exists, the real endpoints controller
 // recreates the Endpoints: a phantom delete/recreate.
@@ -19,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +37,7 @@ func main() {
 	dur := flag.Duration("for", 60*time.Second, "how long to run")
 	watchTimeout := flag.Int64("watch-timeout", 5, "watch timeoutSeconds")
 	rewindEvery := flag.Int("rewind-every", 2, "every N-th watch restart resumes from the startup checkpoint (0: never)")
+	rewindAt := flag.String("rewind-at", "", "comma-separated RFC 3339 times: the first watch restart after each resumes from the startup checkpoint (replaces -rewind-every)")
 	deleteEndpoints := flag.Bool("delete-endpoints-on-service-delete", true, "delete Endpoints <name> on a Service DELETED event")
 	userAgent := flag.String("user-agent", "svc-cleanup-operator/v0.3.1 (linux/amd64) client-go/v0.23.16", "HTTP User-Agent")
 	flag.Parse()
@@ -44,6 +47,17 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg.UserAgent = *userAgent
+	var at []time.Time
+	if *rewindAt != "" {
+		for _, f := range strings.Split(*rewindAt, ",") {
+			t, err := time.Parse(time.RFC3339, f)
+			if err != nil {
+				log.Fatalf("-rewind-at: %v", err)
+			}
+			at = append(at, t)
+		}
+		*rewindEvery = 0
+	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), *dur)
 	defer cancel()
@@ -51,7 +65,7 @@ func main() {
 	for _, res := range []string{"services", "endpoints"} {
 		go func(res string) {
 			defer func() { done <- struct{}{} }()
-			loop(ctx, cs, res, *ns, *watchTimeout, *rewindEvery, *deleteEndpoints && res == "services")
+			loop(ctx, cs, res, *ns, *watchTimeout, *rewindEvery, at, *deleteEndpoints && res == "services")
 		}(res)
 	}
 	<-done
@@ -74,7 +88,7 @@ func list(ctx context.Context, cs *kubernetes.Clientset, res, ns, rv string, lim
 	return l.ResourceVersion, nil
 }
 
-func loop(ctx context.Context, cs *kubernetes.Clientset, res, ns string, timeout int64, rewindEvery int, act bool) {
+func loop(ctx context.Context, cs *kubernetes.Clientset, res, ns string, timeout int64, rewindEvery int, rewindAt []time.Time, act bool) {
 	checkpoint, err := list(ctx, cs, res, ns, "", 500)
 	if err != nil {
 		log.Printf("%s: initial list: %v", res, err)
@@ -86,6 +100,12 @@ func loop(ctx context.Context, cs *kubernetes.Clientset, res, ns string, timeout
 		from, why := last, "last seen"
 		if rewindEvery > 0 && restart%rewindEvery == 0 {
 			from, why = checkpoint, "CHECKPOINT (rewind)"
+		}
+		if len(rewindAt) > 0 && !time.Now().Before(rewindAt[0]) {
+			from, why = checkpoint, "CHECKPOINT (rewind)"
+			for len(rewindAt) > 0 && !time.Now().Before(rewindAt[0]) {
+				rewindAt = rewindAt[1:]
+			}
 		}
 		t := timeout
 		opts := metav1.ListOptions{ResourceVersion: from, TimeoutSeconds: &t}
