@@ -386,3 +386,66 @@ func objects(findings []string, lost []string) []string {
 	}
 	return out
 }
+
+// TestLegacyTimestamp: pre-1.10 v1beta1 events carry only timestamp; it gives them received_at
+// and stage_at, so time windows include them.
+func TestLegacyTimestamp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeFileT(t, path, []byte(`{"kind":"Event","apiVersion":"audit.k8s.io/v1beta1","level":"Metadata","timestamp":"2018-03-01T10:00:00Z","auditID":"a1","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/default/endpoints/x","verb":"get","user":{"username":"u"},"objectRef":{"resource":"endpoints","namespace":"default","name":"x"},"responseStatus":{"code":200}}
+`))
+	db := openTestDB(t)
+	if res := ingestFiles(t, db, Options{}, path); res[0].Rows != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM audit_events WHERE received_at = '2018-03-01T10:00:00Z' AND stage_at = received_at AND latency_ms IS NULL"); n != 1 {
+		t.Errorf("%d rows with received_at and stage_at from timestamp, want 1", n)
+	}
+}
+
+// TestClusterAndAPIServerFlags: --cluster and --apiserver win over what the envelope says.
+func TestClusterAndAPIServerFlags(t *testing.T) {
+	dir := t.TempDir()
+	evs := sampleEvents(t, "testdata/audit-v1.good.log")
+	packagings[3].write(t, filepath.Join(dir, "firehose"), evs) // EKS via Firehose: names cluster and apiserver
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{Cluster: "fleet-7", APIServer: "ip-10-0-0-1"}, dir)
+	if got := queryStrings(t, db, "SELECT DISTINCT cluster || ' ' || apiserver FROM audit_events"); !slices.Equal(got, []string{"fleet-7 ip-10-0-0-1"}) {
+		t.Errorf("cluster and apiserver %q, want the flags'", got)
+	}
+}
+
+// TestMalformedEnvelopeNamesIt: a file in a cloud envelope that breaks off is not "not evidence":
+// the events before the break load, and the break is rejected naming the envelope and its line.
+func TestMalformedEnvelopeNamesIt(t *testing.T) {
+	evs := sampleEvents(t, "testdata/audit-v1.good.log")
+	for _, tt := range []struct {
+		p      packaging
+		reason string
+		line   int64 // of the malformed record; 0: the first line cut off
+	}{
+		{packagings[2], "malformed CloudWatch Logs events page", 1}, // one page, pretty-printed
+		{packagings[4], "malformed AKS diagnostic record", 0},
+		{packagings[7], "malformed GKE LogEntry", 0},
+	} {
+		t.Run(tt.p.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tt.p.file)
+			tt.p.write(t, path, evs)
+			data := readFile(t, path)
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			cut := bytes.Join(lines[:len(lines)/2], nil)
+			writeFileT(t, path, append(cut, []byte(`{"broken": `)...))
+			db := openTestDB(t)
+			res := ingestFiles(t, db, Options{}, path)
+			if len(res) != 1 || res[0].Kind != "audit" || res[0].Rejected != 1 || !strings.Contains(res[0].FirstError, tt.reason) {
+				t.Fatalf("result %+v, want 1 rejected: %s", res, tt.reason)
+			}
+			wantLine := tt.line
+			if wantLine == 0 {
+				wantLine = int64(len(lines)/2 + 1)
+			}
+			if !strings.HasPrefix(res[0].FirstError, fmt.Sprintf("line %d:", wantLine)) {
+				t.Errorf("first error %q, want it at line %d", res[0].FirstError, wantLine)
+			}
+		})
+	}
+}

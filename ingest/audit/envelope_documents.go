@@ -60,8 +60,10 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 		if err == nil {
 			offset += int64(len(doc) - len(bytes.TrimLeft(doc, " \t\r\n")))
 			evs, err = open(doc, origin{line: nl.lineAt(offset), offset: offset})
-		} else {
+		} else { // the malformed document starts after the white space the decoder holds
 			offset = dec.InputOffset()
+			held, _ := io.ReadAll(dec.Buffered())
+			offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
 		}
 		if err != nil {
 			out.rejects = append(out.rejects, load.Rejected{Line: nl.lineAt(offset), Offset: offset, Text: doc,
