@@ -33,38 +33,41 @@ type aksRecord struct {
 	} `json:"properties"`
 }
 
-func (aksDiagnostics) decode(f *load.File, out *events) error {
-	return eachDocument(f, out, "AKS diagnostic record", func(doc []byte, at origin) ([]event, error) {
-		var msg struct {
-			Records *[]aksRecord `json:"records"`
-			aksRecord
+func (e aksDiagnostics) decode(f *load.File, out *events) error {
+	return eachDocument(f, out, "AKS diagnostic record", e.events)
+}
+
+// events are the audit events of one record.
+func (aksDiagnostics) events(doc []byte, at origin) ([]event, error) {
+	var msg struct {
+		Records *[]aksRecord `json:"records"`
+		aksRecord
+	}
+	if err := json.Unmarshal(doc, &msg); err != nil {
+		return nil, err
+	}
+	records := []aksRecord{msg.aksRecord}
+	if msg.Records != nil { // an Event Hub message
+		records = *msg.Records
+	}
+	var evs []event
+	for _, r := range records {
+		if !strings.HasPrefix(r.Category, "kube-audit") {
+			continue // another category sent to the same place (kube-apiserver, guard, ...)
 		}
-		if err := json.Unmarshal(doc, &msg); err != nil {
-			return nil, err
+		if len(r.Properties.Log) == 0 {
+			return nil, fmt.Errorf("%s record without properties.log", r.Category)
 		}
-		records := []aksRecord{msg.aksRecord}
-		if msg.Records != nil { // an Event Hub message
-			records = *msg.Records
+		o := at
+		o.cluster, o.apiserver = aksCluster(r.ResourceID), r.Properties.Pod
+		var text string
+		if json.Unmarshal(r.Properties.Log, &text) == nil {
+			evs = append(evs, messageEvent(text, o))
+		} else {
+			evs = append(evs, event{r.Properties.Log, o})
 		}
-		var evs []event
-		for _, r := range records {
-			if !strings.HasPrefix(r.Category, "kube-audit") {
-				continue // another category sent to the same place (kube-apiserver, guard, ...)
-			}
-			if len(r.Properties.Log) == 0 {
-				return nil, fmt.Errorf("%s record without properties.log", r.Category)
-			}
-			o := at
-			o.cluster, o.apiserver = aksCluster(r.ResourceID), r.Properties.Pod
-			var text string
-			if json.Unmarshal(r.Properties.Log, &text) == nil {
-				evs = append(evs, messageEvent(text, o))
-			} else {
-				evs = append(evs, event{r.Properties.Log, o})
-			}
-		}
-		return evs, nil
-	})
+	}
+	return evs, nil
 }
 
 // aksCluster returns the cluster name in a resourceId

@@ -24,28 +24,31 @@ func (eksLogEvents) detect(_ string, head []byte) bool {
 		bytes.Contains(probe, []byte(`"message"`)) && looksLikeQuotedAudit(probe)
 }
 
-func (eksLogEvents) decode(f *load.File, out *events) error {
-	return eachDocument(f, out, "CloudWatch Logs events page", func(doc []byte, at origin) ([]event, error) {
-		var page struct {
-			Events *[]struct {
-				LogStreamName string `json:"logStreamName"`
-				Message       string `json:"message"`
-			} `json:"events"`
-		}
-		if err := json.Unmarshal(doc, &page); err != nil {
-			return nil, err
-		}
-		if page.Events == nil {
-			return nil, fmt.Errorf("no events member")
-		}
-		var evs []event
-		for _, e := range *page.Events {
-			o := at
-			o.apiserver = e.LogStreamName
-			evs = append(evs, messageEvent(e.Message, o))
-		}
-		return evs, nil
-	})
+func (e eksLogEvents) decode(f *load.File, out *events) error {
+	return eachDocument(f, out, "CloudWatch Logs events page", e.events)
+}
+
+// events are the audit events of one record.
+func (eksLogEvents) events(doc []byte, at origin) ([]event, error) {
+	var page struct {
+		Events *[]struct {
+			LogStreamName string `json:"logStreamName"`
+			Message       string `json:"message"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(doc, &page); err != nil {
+		return nil, err
+	}
+	if page.Events == nil {
+		return nil, fmt.Errorf("no events member")
+	}
+	var evs []event
+	for _, e := range *page.Events {
+		o := at
+		o.apiserver = e.LogStreamName
+		evs = append(evs, messageEvent(e.Message, o))
+	}
+	return evs, nil
 }
 
 // eksFirehose is CloudWatch Logs subscription records as Firehose delivers them to S3:
@@ -63,33 +66,36 @@ func (eksFirehose) detect(_ string, head []byte) bool {
 		(looksLikeQuotedAudit(head) || bytes.Contains(probe, []byte(`"CONTROL_MESSAGE"`)))
 }
 
-func (eksFirehose) decode(f *load.File, out *events) error {
-	return eachDocument(f, out, "CloudWatch Logs subscription record", func(doc []byte, at origin) ([]event, error) {
-		var rec struct {
-			MessageType string `json:"messageType"`
-			LogGroup    string `json:"logGroup"`
-			LogStream   string `json:"logStream"`
-			LogEvents   []struct {
-				Message string `json:"message"`
-			} `json:"logEvents"`
-		}
-		if err := json.Unmarshal(doc, &rec); err != nil {
-			return nil, err
-		}
-		switch rec.MessageType {
-		case "CONTROL_MESSAGE":
-			return nil, nil
-		case "DATA_MESSAGE":
-		default:
-			return nil, fmt.Errorf("messageType %q, want DATA_MESSAGE or CONTROL_MESSAGE", rec.MessageType)
-		}
-		at.cluster, at.apiserver = eksCluster(rec.LogGroup), rec.LogStream
-		evs := make([]event, len(rec.LogEvents))
-		for i, e := range rec.LogEvents {
-			evs[i] = messageEvent(e.Message, at)
-		}
-		return evs, nil
-	})
+func (e eksFirehose) decode(f *load.File, out *events) error {
+	return eachDocument(f, out, "CloudWatch Logs subscription record", e.events)
+}
+
+// events are the audit events of one record.
+func (eksFirehose) events(doc []byte, at origin) ([]event, error) {
+	var rec struct {
+		MessageType string `json:"messageType"`
+		LogGroup    string `json:"logGroup"`
+		LogStream   string `json:"logStream"`
+		LogEvents   []struct {
+			Message string `json:"message"`
+		} `json:"logEvents"`
+	}
+	if err := json.Unmarshal(doc, &rec); err != nil {
+		return nil, err
+	}
+	switch rec.MessageType {
+	case "CONTROL_MESSAGE":
+		return nil, nil
+	case "DATA_MESSAGE":
+	default:
+		return nil, fmt.Errorf("messageType %q, want DATA_MESSAGE or CONTROL_MESSAGE", rec.MessageType)
+	}
+	at.cluster, at.apiserver = eksCluster(rec.LogGroup), rec.LogStream
+	evs := make([]event, len(rec.LogEvents))
+	for i, e := range rec.LogEvents {
+		evs[i] = messageEvent(e.Message, at)
+	}
+	return evs, nil
 }
 
 // eksCluster returns the cluster of an EKS log group /aws/eks/<cluster>/cluster, or the group

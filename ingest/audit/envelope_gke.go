@@ -29,36 +29,39 @@ func (gkeLogEntries) detect(_ string, head []byte) bool {
 		bytes.Contains(probe, []byte(`google.cloud.audit.AuditLog`)) && bytes.Contains(probe, []byte(`"k8s.io"`))
 }
 
-func (gkeLogEntries) decode(f *load.File, out *events) error {
-	return eachDocument(f, out, "GKE LogEntry", func(doc []byte, at origin) ([]event, error) {
-		var entries []gkeEntry
-		if startsWith(doc, '[') {
-			if err := json.Unmarshal(doc, &entries); err != nil {
-				return nil, err
-			}
-		} else {
-			var e gkeEntry
-			if err := json.Unmarshal(doc, &e); err != nil {
-				return nil, err
-			}
-			entries = []gkeEntry{e}
+func (e gkeLogEntries) decode(f *load.File, out *events) error {
+	return eachDocument(f, out, "GKE LogEntry", e.events)
+}
+
+// events are the audit events of one record.
+func (gkeLogEntries) events(doc []byte, at origin) ([]event, error) {
+	var entries []gkeEntry
+	if startsWith(doc, '[') {
+		if err := json.Unmarshal(doc, &entries); err != nil {
+			return nil, err
 		}
-		var evs []event
-		for i := len(entries) - 1; i >= 0; i-- { // gcloud prints newest first
-			e := entries[i]
-			if e.ProtoPayload.ServiceName != "k8s.io" {
-				continue // another service's audit log in the same export
-			}
-			raw, err := e.auditEvent()
-			if err != nil {
-				return nil, fmt.Errorf("entry %s: %w", e.InsertID, err)
-			}
-			o := at
-			o.cluster = e.Resource.Labels.ClusterName
-			evs = append(evs, event{raw, o})
+	} else {
+		var e gkeEntry
+		if err := json.Unmarshal(doc, &e); err != nil {
+			return nil, err
 		}
-		return evs, nil
-	})
+		entries = []gkeEntry{e}
+	}
+	var evs []event
+	for i := len(entries) - 1; i >= 0; i-- { // gcloud prints newest first
+		e := entries[i]
+		if e.ProtoPayload.ServiceName != "k8s.io" {
+			continue // another service's audit log in the same export
+		}
+		raw, err := e.auditEvent()
+		if err != nil {
+			return nil, fmt.Errorf("entry %s: %w", e.InsertID, err)
+		}
+		o := at
+		o.cluster = e.Resource.Labels.ClusterName
+		evs = append(evs, event{raw, o})
+	}
+	return evs, nil
 }
 
 // gkeEntry is the part of a LogEntry that maps to an audit event.
