@@ -46,6 +46,16 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
+// ndjson writes values one per line.
+func ndjson(t *testing.T, values []map[string]any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, v := range values {
+		b.Write(append(mustJSON(t, v), '\n'))
+	}
+	return b.Bytes()
+}
+
 func mustIndent(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "    ")
@@ -93,11 +103,7 @@ type packaging struct {
 
 var packagings = []packaging{
 	{"plain JSON lines", "audit.log", func(t *testing.T, path string, evs []map[string]any) int {
-		var b bytes.Buffer
-		for _, ev := range evs {
-			b.Write(append(mustJSON(t, ev), '\n'))
-		}
-		writeFileT(t, path, b.Bytes())
+		writeFileT(t, path, ndjson(t, evs))
 		return len(evs)
 	}, "", "", "json-lines", nil},
 	{"EKS CloudWatch export to S3", "000000.gz", func(t *testing.T, path string, evs []map[string]any) int {
@@ -163,12 +169,8 @@ var packagings = []packaging{
 		return len(entries)
 	}, "lab-gke", "", "gke-logentry", []string{"watch-rewind"}},
 	{"GKE sink (one LogEntry per line)", "cloudaudit.googleapis.com_activity.json", func(t *testing.T, path string, evs []map[string]any) int {
-		var b bytes.Buffer
 		entries := gkeEntries(t, evs)
-		for _, e := range entries {
-			b.Write(append(mustJSON(t, e), '\n'))
-		}
-		writeFileT(t, path, b.Bytes())
+		writeFileT(t, path, ndjson(t, entries))
 		return len(entries)
 	}, "lab-gke", "", "gke-logentry", []string{"watch-rewind"}},
 	{"webhook EventList lines without kind", "webhook.ndjson", func(t *testing.T, path string, evs []map[string]any) int {
@@ -188,11 +190,7 @@ var packagings = []packaging{
 		return len(evs)
 	}, "", "", "json-documents", nil},
 	{"OpenShift must-gather", "must-gather.local.1/quay-io-openshift/audit_logs/kube-apiserver/master-0.lab-audit-2026-11-21T05-40-00.000.log.gz", func(t *testing.T, path string, evs []map[string]any) int {
-		var b bytes.Buffer
-		for _, ev := range evs {
-			b.Write(append(mustJSON(t, ev), '\n'))
-		}
-		writeGzip(t, path, b.Bytes())
+		writeGzip(t, path, ndjson(t, evs))
 		return len(evs)
 	}, "", "kube-apiserver/master-0.lab", "json-lines", nil},
 }
