@@ -24,6 +24,8 @@ type Options struct {
 	Log              io.Writer // one summary line per file; nil for none
 	Node             string    // node of conntrack evidence outside a <node>/<time>/ bundle
 	At               time.Time // capture time of evidence without one in its path
+	Cluster          string    // cluster of the audit events, over what their envelope says
+	APIServer        string    // apiserver of the audit events, over what their envelope says
 }
 
 var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
@@ -224,7 +226,8 @@ func (in *Ingester) loaderFor(src *source.Source) (Loader, error) {
 
 func (in *Ingester) settings() load.Settings {
 	return load.Settings{MaxLineBytes: in.opt.MaxLineBytes, KeepSecretBodies: in.opt.KeepSecretBodies,
-		NoAuditEndpoints: in.opt.NoAuditEndpoints, Node: in.opt.Node, At: in.opt.At, SpillDir: in.db.TempDir()}
+		NoAuditEndpoints: in.opt.NoAuditEndpoints, Node: in.opt.Node, At: in.opt.At, SpillDir: in.db.TempDir(),
+		Cluster: in.opt.Cluster, APIServer: in.opt.APIServer}
 }
 
 // inTransaction runs body in a transaction on conn; it commits when body says so and returns

@@ -53,7 +53,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	deriver := newEndpointDeriver(ctx, f)
 	defer deriver.stop()
 	out := &events{tail: -1}
-	inserted, readErr, err := insert(ctx, f, func(send func(*batch) bool) error {
+	inserted, readErr, err := insert(ctx, f, env.name(), func(send func(*batch) bool) error {
 		out.send = func(b *batch) bool {
 			b.each(deriver.event)
 			return send(b)
@@ -80,9 +80,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 }
 
 // insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, which
-// inserts them into audit_events with one statement. It returns the number of rows inserted
-// and decode's read error.
-func insert(ctx context.Context, f *load.File, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
+// inserts them into audit_events with one statement, each row with the name of the envelope. It
+// returns the number of rows inserted and decode's read error.
+func insert(ctx context.Context, f *load.File, envelope string, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
 	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
 	defer cancel()
 	ch := make(chan arrow.RecordBatch, 2)
@@ -116,7 +116,9 @@ func insert(ctx context.Context, f *load.File, decode func(send func(*batch) boo
 		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
 	}
 	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadSQL, "STREAM_VIEW", view, 1),
-		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecretBodies))
+		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecretBodies),
+		sql.Named("cluster", f.Settings.Cluster), sql.Named("apiserver", f.Settings.APIServer), sql.Named("envelope", envelope),
+		sql.Named("path_apiserver", pathAPIServer(f.Src.Name)))
 	cancel()
 	<-produced
 	for rec := range ch { // batches DuckDB did not take after a failure

@@ -26,6 +26,9 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "q_initial", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "q_limit", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "q_continue", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "list_api_version", Type: arrow.BinaryTypes.String},
+	{Name: "cluster", Type: arrow.BinaryTypes.String},
+	{Name: "apiserver", Type: arrow.BinaryTypes.String},
 }, nil)
 
 // batch accumulates rows of one Arrow record batch. raw values live in one byte buffer:
@@ -46,6 +49,9 @@ type batch struct {
 	initial *array.BooleanBuilder
 	limit   *array.Int64Builder
 	cont    *array.BooleanBuilder
+	list    *array.StringBuilder
+	cluster *array.StringBuilder
+	server  *array.StringBuilder
 }
 
 func newBatch(values []byte) *batch {
@@ -65,15 +71,24 @@ func newBatch(values []byte) *batch {
 		initial: array.NewBooleanBuilder(mem),
 		limit:   array.NewInt64Builder(mem),
 		cont:    array.NewBooleanBuilder(mem),
+		list:    array.NewStringBuilder(mem),
+		cluster: array.NewStringBuilder(mem),
+		server:  array.NewStringBuilder(mem),
 	}
 }
 
 func (b *batch) rows() int { return max(len(b.offsets)-1, 0) }
 
-// origin says where an event is in its file: the line (for envelopes of records, the record's
-// number) and the byte offset in the decompressed stream.
+// origin says where an event is in its file: the line (for envelopes of records, the line where
+// the record starts) and the byte offset in the decompressed stream; and what the envelope
+// knows beside the event.
 type origin struct {
 	line, offset int64
+	// listAPIVersion is the apiVersion of the EventList the event is an item of, "" otherwise:
+	// the apiserver's webhook sends items without kind and apiVersion (kubernetes#77076).
+	listAPIVersion string
+	// cluster and apiserver name where the event was logged, "" when the envelope does not say.
+	cluster, apiserver string
 }
 
 // add appends one event whose JSON is values[start:end] (end is the start of whatever follows;
@@ -105,6 +120,9 @@ func (b *batch) add(start, end int, o origin) {
 	appendBool(b.initial, q.sendInitialEvents)
 	appendInt64(b.limit, q.limit)
 	b.cont.Append(q.hasContinue)
+	b.list.Append(o.listAPIVersion)
+	b.cluster.Append(o.cluster)
+	b.server.Append(o.apiserver)
 }
 
 // each calls f with every event of the batch and its line.
@@ -124,7 +142,7 @@ func (b *batch) record() arrow.RecordBatch {
 	}, nil, 0, 0)
 	cols := []arrow.Array{array.NewStringData(raw)}
 	raw.Release()
-	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvNum, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont} {
+	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvNum, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.list, b.cluster, b.server} {
 		cols = append(cols, bl.NewArray())
 		bl.Release()
 	}

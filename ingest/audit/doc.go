@@ -2,8 +2,9 @@
 // audit_events, and derives endpoint states from the Endpoints and EndpointSlice bodies in
 // them (endpoints.go).
 //
-// A file's envelope (envelope.go: JSON lines, EventList lines, pretty-printed documents)
-// decodes it into raw event JSON with each event's line and offset. On the fast path of JSON
+// A file's envelope (envelope*.go: JSON lines, EventList lines, pretty-printed documents, and
+// the exports of EKS, AKS and GKE) decodes it into raw event JSON with each event's line and
+// offset, and the cluster and apiserver where the envelope names them. On the fast path of JSON
 // lines nothing is copied: lines are sliced out of the read chunks, a scanner (jsonscan.go)
 // picks the request URI whose query is parsed in Go (uriquery.go), and Arrow batches go to
 // DuckDB, whose json_transform decodes the events in parallel in one INSERT (load.sql).

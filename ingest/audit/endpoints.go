@@ -114,7 +114,7 @@ func (d *endpointDeriver) event(raw []byte, line int64) {
 		return
 	}
 	str := func(key string) string { v, _ := topLevelString(raw, key); return v }
-	if str("kind") != "Event" || str("stage") != "ResponseComplete" {
+	if (str("kind") != "Event" && str("kind") != "") || str("stage") != "ResponseComplete" {
 		return
 	}
 	var ref struct{ Resource, Subresource, Namespace, Name string }

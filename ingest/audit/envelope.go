@@ -14,6 +14,9 @@ import (
 // DuckDB turns the events into rows as they come. A new envelope is one file with a type that
 // implements envelope, and its line in envelopes.
 type envelope interface {
+	// name is the envelope's name in audit_events.envelope, which tells what the events can
+	// carry (a GKE LogEntry has no request URI, so no watch parameters).
+	name() string
 	// detect reports whether a file with this name and first bytes (decompressed) is an audit
 	// log in this envelope.
 	detect(name string, head []byte) bool
@@ -26,6 +29,10 @@ type envelope interface {
 
 // envelopes are asked in order; the first that detects a file decodes it.
 var envelopes = []envelope{
+	eksFirehose{},
+	eksLogEvents{},
+	aksDiagnostics{},
+	gkeLogEntries{},
 	documents{},
 	eventListLines{},
 	jsonLines{},

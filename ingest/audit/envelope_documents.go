@@ -12,16 +12,40 @@ import (
 // receiver, a JSON array of events, or events one after the other.
 type documents struct{}
 
+func (documents) name() string { return "json-documents" }
+
 func (documents) detect(_ string, head []byte) bool {
 	first, _, _ := bytes.Cut(head, []byte{'\n'})
 	first = bytes.TrimSpace(first)
 	return (bytes.Equal(first, []byte("{")) || bytes.HasPrefix(first, []byte("["))) && looksLikeAudit(head)
 }
 
-// decode reads the documents one by one and sends their events as compact lines. Decoding stops
-// at the first malformed document, which is reported with its line; the events before it are
-// kept. The file is read whole each time: no resuming inside a document.
+// decode reads the documents one by one and sends their events as compact lines.
 func (documents) decode(f *load.File, out *events) error {
+	return eachDocument(f, out, "JSON document", func(doc []byte, at origin) ([]event, error) {
+		items := documentItems(doc, "")
+		evs := make([]event, len(items))
+		for i, it := range items {
+			o := at
+			o.listAPIVersion = it.listAPIVersion
+			evs[i] = event{it.raw, o}
+		}
+		return evs, nil
+	})
+}
+
+// event is one audit event an envelope took out of a document, with its origin.
+type event struct {
+	raw []byte
+	at  origin
+}
+
+// eachDocument reads the JSON documents of a file one after the other (pretty-printed,
+// one per line or back to back) and adds the events open takes out of each. A malformed
+// document, or one open cannot read as a record of its envelope, stops the decoding and is
+// reported with its line and what it should have been (record); the events before it are kept.
+// The file is read whole each time: no resuming inside a document.
+func eachDocument(f *load.File, out *events, record string, open func(doc []byte, at origin) ([]event, error)) error {
 	f.EndOffset, f.EndLine = -1, -1
 	nl := &newlineIndex{r: f.Src}
 	dec := json.NewDecoder(nl)
@@ -32,14 +56,22 @@ func (documents) decode(f *load.File, out *events) error {
 		if err == io.EOF {
 			break
 		}
+		var evs []event
+		if err == nil {
+			offset += int64(len(doc) - len(bytes.TrimLeft(doc, " \t\r\n")))
+			evs, err = open(doc, origin{line: nl.lineAt(offset), offset: offset})
+		} else { // the malformed document starts after the white space the decoder holds
+			offset = dec.InputOffset()
+			held, _ := io.ReadAll(dec.Buffered())
+			offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
+		}
 		if err != nil {
-			at := dec.InputOffset()
-			out.rejects = append(out.rejects, load.Rejected{Line: nl.lineAt(at), Offset: at, Reason: "malformed JSON document: " + err.Error() + "; the rest of the file was not read"})
+			out.rejects = append(out.rejects, load.Rejected{Line: nl.lineAt(offset), Offset: offset, Text: doc,
+				Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"})
 			break
 		}
-		offset += int64(len(doc) - len(bytes.TrimLeft(doc, " \t\r\n")))
-		for _, item := range documentItems(doc) {
-			if !out.add(item, origin{nl.lineAt(offset), offset}) {
+		for _, ev := range evs {
+			if !out.add(ev.raw, ev.at) {
 				return nil
 			}
 		}
@@ -51,29 +83,36 @@ func (documents) decode(f *load.File, out *events) error {
 	return nl.err
 }
 
-// documentItems flattens an EventList or a JSON array into its events; anything else is one item.
-func documentItems(doc json.RawMessage) []json.RawMessage {
+// documentItem is one event of a document, with the apiVersion of the EventList it is in.
+type documentItem struct {
+	raw            []byte
+	listAPIVersion string
+}
+
+// documentItems flattens an EventList or a JSON array into its events; anything else is one
+// item. listVersion is the apiVersion of the EventList doc is in, "" outside one.
+func documentItems(doc []byte, listVersion string) []documentItem {
 	t := bytes.TrimSpace(doc)
 	if len(t) > 0 && t[0] == '[' {
 		var arr []json.RawMessage
 		if json.Unmarshal(t, &arr) == nil {
-			var out []json.RawMessage
+			var out []documentItem
 			for _, a := range arr {
-				out = append(out, documentItems(a)...)
+				out = append(out, documentItems(a, listVersion)...)
 			}
 			return out
 		}
 	}
 	if isEventList(t) {
-		if items, ok := eventListItems(t); ok {
-			out := make([]json.RawMessage, len(items))
+		if items, version, ok := eventListItems(t); ok {
+			out := make([]documentItem, len(items))
 			for i, it := range items {
-				out[i] = it
+				out[i] = documentItem{it, version}
 			}
 			return out
 		}
 	}
-	return []json.RawMessage{doc}
+	return []documentItem{{doc, listVersion}}
 }
 
 // newlineIndex records where newlines are as the decoder reads, to turn offsets into lines.

@@ -13,6 +13,8 @@ import (
 // prefix, a CloudWatch export's timestamp).
 type jsonLines struct{}
 
+func (jsonLines) name() string { return "json-lines" }
+
 func (jsonLines) detect(_ string, head []byte) bool { return looksLikeAudit(head) }
 
 func (jsonLines) decode(f *load.File, out *events) error { return decodeLines(f, out, false) }
@@ -20,6 +22,8 @@ func (jsonLines) decode(f *load.File, out *events) error { return decodeLines(f,
 // eventListLines is a webhook receiver's log: one EventList batch per line (lines of single
 // events among them are taken as they are).
 type eventListLines struct{}
+
+func (eventListLines) name() string { return "eventlist-lines" }
 
 func (eventListLines) detect(_ string, head []byte) bool {
 	first, _, _ := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte{'\n'})
@@ -103,7 +107,7 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.
 				}
 			}
 		case lists && isEventList(text[start:]):
-			items, ok := eventListItems(text[start:])
+			items, listVersion, ok := eventListItems(text[start:])
 			if !ok { // let DuckDB reject it with the line intact
 				w = b.place(buf, w, pos, start, end, next, line, offset)
 				break
@@ -113,7 +117,7 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.
 					cut()
 				}
 				n := copy(buf[w:], it)
-				b.add(w, w+n, origin{line, offset})
+				b.add(w, w+n, origin{line: line, offset: offset, listAPIVersion: listVersion})
 				w += n
 				if len(it) >= isolateBytes {
 					cut()
@@ -135,11 +139,11 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.
 // place adds the line buf[pos+start:end] as one row, in place when nothing was compacted yet.
 func (b *batch) place(buf []byte, w, pos, start, end, next int, line, offset int64) int {
 	if start == 0 && w == pos {
-		b.add(pos, next, origin{line, offset})
+		b.add(pos, next, origin{line: line, offset: offset})
 		return next
 	}
 	n := copy(buf[w:], buf[pos+start:end])
-	b.add(w, w+n, origin{line, offset})
+	b.add(w, w+n, origin{line: line, offset: offset})
 	return w + n
 }
 
@@ -167,17 +171,19 @@ func isEventList(obj []byte) bool {
 	return ok && kind == "EventList"
 }
 
-// eventListItems returns the raw items of an EventList line, or ok=false if it is malformed.
-func eventListItems(obj []byte) ([][]byte, bool) {
+// eventListItems returns the raw items of an EventList line and the list's apiVersion, or
+// ok=false if it is malformed.
+func eventListItems(obj []byte) (items [][]byte, apiVersion string, ok bool) {
 	var list struct {
-		Items []json.RawMessage `json:"items"`
+		APIVersion string            `json:"apiVersion"`
+		Items      []json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(obj, &list); err != nil {
-		return nil, false
+		return nil, "", false
 	}
-	items := make([][]byte, len(list.Items))
+	items = make([][]byte, len(list.Items))
 	for i, it := range list.Items {
 		items[i] = it
 	}
-	return items, true
+	return items, list.APIVersion, true
 }

@@ -1,5 +1,5 @@
 -- Loads one Arrow stream of audit event lines into audit_events. Every stream column is used
--- (see auditStreamSchema). Rows that are not audit events keep their raw text in load_reject
+-- (see streamSchema). Rows that are not audit events keep their raw text in load_reject
 -- and are moved to ingest_errors before the transaction commits.
 INSERT INTO audit_events BY NAME
 SELECT
@@ -26,7 +26,7 @@ SELECT
     e.responseStatus.reason AS status_reason,
     e.responseStatus.message AS status_message,
     coalesce(e.requestReceivedTimestamp, e."timestamp") AS received_at,
-    e.stageTimestamp AS stage_at,
+    coalesce(e.stageTimestamp, e."timestamp") AS stage_at,
     date_diff('microsecond', coalesce(e.requestReceivedTimestamp, e."timestamp"), e.stageTimestamp) / 1000.0 AS latency_ms,
     e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
     q_rv_num AS watch_rv,
@@ -43,7 +43,10 @@ SELECT
     CASE WHEN NOT sensitive THEN e.requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
-    e.apiVersion AS audit_api_version,
+    coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
+    coalesce(nullif($cluster, ''), cluster) AS cluster,
+    coalesce(nullif($apiserver, ''), nullif(apiserver, ''), $path_apiserver) AS apiserver,
+    $envelope AS envelope,
     $source_file AS source_file,
     line AS source_line,
     byte_offset AS source_offset,
@@ -51,13 +54,14 @@ SELECT
     CASE WHEN NOT ok THEN raw END AS load_reject
 FROM (
     SELECT *,
-        coalesce(e.kind = 'Event' AND starts_with(e.apiVersion, 'audit.k8s.io/')
+        coalesce(coalesce(e.kind, CASE WHEN list_api_version <> '' THEN 'Event' END) = 'Event'
+            AND starts_with(coalesce(e.apiVersion, nullif(list_api_version, '')), 'audit.k8s.io/')
             AND e.auditID IS NOT NULL AND e.stage IS NOT NULL, false) AS ok,
         coalesce($redact AND (e.objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
             OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
-            q_bookmarks, q_initial, q_limit, q_continue,
+            q_bookmarks, q_initial, q_limit, q_continue, list_api_version, cluster, apiserver,
             try(json_transform(raw, '{
                 "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",
                 "stage": "VARCHAR", "requestURI": "VARCHAR", "verb": "VARCHAR",
