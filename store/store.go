@@ -202,6 +202,39 @@ func (db *DB) createTables(ctx context.Context) error {
 		if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
 			return fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 		}
+		if err := db.addMissingColumns(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addMissingColumns upgrades a table that an older kubesift created: columns it lacks are added
+// (at the end; loads insert by name), NULL in the rows loaded before.
+func (db *DB) addMissingColumns(ctx context.Context, t Table) error {
+	rows, err := db.QueryContext(ctx, "SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' AND database_name = current_database()", t.Name)
+	if err != nil {
+		return fmt.Errorf("reading the columns of %s in %s: %w", t.Name, db.Path, err)
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("reading the columns of %s in %s: %w", t.Name, db.Path, err)
+	}
+	for _, c := range t.Columns {
+		if have[c.Name] {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
+			return fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
+		}
 	}
 	return nil
 }
