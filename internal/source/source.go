@@ -18,7 +18,7 @@ const headBytes = 64 << 10
 // Source is one opened input: a file or stdin, transparently decompressed.
 type Source struct {
 	Name     string // path as given, "-" for stdin
-	Size     int64  // bytes on disk, -1 when unknown (stdin)
+	Size     int64  // bytes on disk, -1 when unknown (stdin, a FIFO): then it is read as a stream
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
 	Gzip     bool
 	Head     []byte // first bytes after decompression, for format detection
@@ -59,7 +59,10 @@ func Open(path string) (*Source, error) {
 			f.Close()
 			return nil, fmt.Errorf("%s is a directory", path)
 		}
-		s.file, s.Size = f, st.Size()
+		s.file = f
+		if st.Mode().IsRegular() {
+			s.Size = st.Size()
+		}
 	}
 	s.counter = &countingReader{r: s.file}
 	raw := bufio.NewReaderSize(s.counter, headBytes)
@@ -92,9 +95,9 @@ func Open(path string) (*Source, error) {
 }
 
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
-// discarding for a compressed one or stdin.
+// discarding for a compressed one or a stream.
 func (s *Source) SkipTo(offset int64) error {
-	if !s.Gzip && s.file != os.Stdin {
+	if !s.Gzip && s.Size >= 0 {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}

@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories: a FIFO inside a walked directory is
+// skipped and named, not opened (which would wait forever for a writer); a symlinked
+// subdirectory is walked, a symlink loop is walked once, and a dangling symlink is named as
+// unreadable while the rest loads.
+func TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(dir, "a", "audit.log"))
+	copyFile(t, "testdata/audit-v1beta1.good.log", filepath.Join(dir, "elsewhere", "old.log"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "a", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"a/linked":    "../elsewhere", // a symlinked directory, also reached directly
+		"a/loop":      "..",           // a loop back to the top
+		"a/dangling":  "missing",
+		"elsewhere/b": "../a",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inputs, err := ExpandPaths([]string{filepath.Join(dir, "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := New(db, Options{}).Ingest(ctx, inputs)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "a", "dangling")) || strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("error %v, want only the dangling symlink named", err)
+	}
+	var loaded, skipped []string
+	for _, r := range res {
+		rel, _ := filepath.Rel(dir, r.Path)
+		switch {
+		case r.Skipped == skippedNotRegular:
+			skipped = append(skipped, rel)
+		case r.Skipped == "" && r.Rows > 0:
+			loaded = append(loaded, rel)
+		}
+	}
+	if strings.Join(loaded, " ") != "a/audit.log a/linked/old.log" || strings.Join(skipped, " ") != "a/pipe" {
+		t.Errorf("loaded %v, skipped %v; want a/audit.log and a/linked/old.log loaded once each, a/pipe skipped", loaded, skipped)
+	}
+	if n := queryInt(t, db, "SELECT count(DISTINCT source_file) FROM audit_events"); n != 2 {
+		t.Errorf("%d files in audit_events, want 2", n)
+	}
+}
+
+// TestUnreadableDirectoryIsNamedAndTheRestLoads: one directory that cannot be read does not
+// stop the others from loading; the error names it.
+func TestUnreadableDirectoryIsNamedAndTheRestLoads(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a directory whatever its mode")
+	}
+	dir := t.TempDir()
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(dir, "ok", "audit.log"))
+	locked := filepath.Join(dir, "locked")
+	copyFile(t, "testdata/audit-v1beta1.good.log", filepath.Join(locked, "audit.log"))
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	inputs, err := ExpandPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	res, err := New(db, Options{}).Ingest(context.Background(), inputs)
+	if err == nil || !strings.Contains(err.Error(), locked) || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("error %v, want %s named as unreadable", err, locked)
+	}
+	if len(res) != 1 || res[0].Rows == 0 {
+		t.Errorf("results %+v, want ok/audit.log loaded", res)
+	}
+}
+
+// TestFIFOOnTheCommandLineIsAStream: a FIFO named on the command line is read like stdin.
+func TestFIFOOnTheCommandLineIsAStream(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "audit.pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, "testdata/audit-v1.good.log")
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return // the reader's failure reports it
+		}
+		w.Write(data)
+		w.Close()
+	}()
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, fifo)
+	if len(res) != 1 || res[0].Rows != 6 || res[0].Rejected != 0 {
+		t.Fatalf("results %+v, want 6 rows", res)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM ingest_files WHERE size_bytes IS NULL OR size_bytes < 0"); n != 1 {
+		t.Errorf("%d loads of unknown size, want the FIFO's", n)
+	}
+}
