@@ -1,13 +1,17 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubesift/kubesift/internal/load"
 )
 
 // TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories: a FIFO inside a walked directory is
@@ -110,5 +114,38 @@ func TestFIFOOnTheCommandLineIsAStream(t *testing.T) {
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM ingest_files WHERE size_bytes IS NULL OR size_bytes < 0"); n != 1 {
 		t.Errorf("%d loads of unknown size, want the FIFO's", n)
+	}
+}
+
+// TestInvalidUTF8IsReplaced: invalid UTF-8 inside one line is replaced by U+FFFD (the event is
+// kept, and the file's note says so) instead of failing the whole file; so in a pretty-printed
+// EventList, which is decoded rather than cut into lines.
+func TestInvalidUTF8IsReplaced(t *testing.T) {
+	pretty := filepath.Join(t.TempDir(), "eventlist-pretty.json")
+	data := readFile(t, "testdata/eventlist-pretty.good.json")
+	if err := os.WriteFile(pretty, bytes.Replace(data, []byte(`"userAgent": "`), []byte("\"userAgent\": \"\xff"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path     string
+		repaired int
+	}{{"testdata/invalid-utf8.bad.log", 2}, {pretty, 1}} {
+		db := openTestDB(t)
+		res := ingestFiles(t, db, Options{}, tc.path)
+		want := queryInt(t, db, "SELECT count(*) FROM audit_events")
+		if res[0].Rows != want || want == 0 || res[0].Rejected != 0 || res[0].Lines == 0 {
+			t.Errorf("%s: %+v, want every event loaded", tc.path, res[0])
+		}
+		if n := queryInt(t, db, "SELECT count(*) FROM audit_events WHERE contains(user_agent, '\uFFFD')"); n != int64(tc.repaired) {
+			t.Errorf("%s: %d user agents with U+FFFD, want %d", tc.path, n, tc.repaired)
+		}
+		if note := fmt.Sprintf("%s had invalid UTF-8", load.Plural(tc.repaired, "event")); !strings.Contains(res[0].Note, note) {
+			t.Errorf("%s: note %q, want %q", tc.path, res[0].Note, note)
+		}
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, "testdata/invalid-utf8.bad.log")
+	if got := queryStrings(t, db, "SELECT user_agent FROM audit_events WHERE source_line = 3"); len(got) != 1 || !strings.HasPrefix(got[0], "\uFFFDbad kube-apiserver") {
+		t.Errorf("line 3's user agent %q, want the invalid bytes replaced and the rest kept", got)
 	}
 }

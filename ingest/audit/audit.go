@@ -72,6 +72,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
 	rejects = append(rejects, out.rejects...)
+	if out.repaired > 0 {
+		f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(out.repaired, "event")))
+	}
 	if readErr != nil {
 		f.AddNote(fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", f.Lines, f.ReadBytes, readErr))
 		rejects = append(rejects, load.Rejected{Line: f.Lines + 1, Offset: -1, Reason: "unreadable: " + readErr.Error()})
