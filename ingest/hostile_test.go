@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,5 +148,32 @@ func TestInvalidUTF8IsReplaced(t *testing.T) {
 	ingestFiles(t, db, Options{}, "testdata/invalid-utf8.bad.log")
 	if got := queryStrings(t, db, "SELECT user_agent FROM audit_events WHERE source_line = 3"); len(got) != 1 || !strings.HasPrefix(got[0], "\uFFFDbad kube-apiserver") {
 		t.Errorf("line 3's user agent %q, want the invalid bytes replaced and the rest kept", got)
+	}
+}
+
+// TestLowercaseRFC3339: RFC 3339 allows a lowercase t and z; such timestamps are parsed the
+// same as their uppercase form.
+func TestLowercaseRFC3339(t *testing.T) {
+	upper, lower := openTestDB(t), openTestDB(t)
+	ingestFiles(t, upper, Options{}, "testdata/audit-v1.good.log")
+	ingestFiles(t, lower, Options{}, "testdata/lowercase-rfc3339.good.log")
+	q := "SELECT audit_id || ' ' || received_at || ' ' || stage_at || ' ' || latency_ms FROM audit_events ORDER BY source_line"
+	want, got := queryStrings(t, upper, q), queryStrings(t, lower, q)
+	if len(want) != 6 || !slices.Equal(got, want) {
+		t.Errorf("lowercase timestamps give %q, want %q", got, want)
+	}
+}
+
+// TestDedupeOfAnEventWithoutStageTime: an event loaded again with a stage time that does not
+// parse is still a duplicate of the one loaded before.
+func TestDedupeOfAnEventWithoutStageTime(t *testing.T) {
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, "testdata/audit-v1.good.log")
+	res := ingestFiles(t, db, Options{}, "testdata/undated-duplicate.bad.log")
+	if res[0].Duplicates != 1 || res[0].Rows != 0 {
+		t.Errorf("%+v, want the event skipped as a duplicate", res[0])
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
+		t.Errorf("%d (audit_id, stage) stored twice", n)
 	}
 }

@@ -25,9 +25,9 @@ SELECT
     e.responseStatus.code AS code,
     e.responseStatus.reason AS status_reason,
     e.responseStatus.message AS status_message,
-    coalesce(e.requestReceivedTimestamp, e."timestamp") AS received_at,
-    e.stageTimestamp AS stage_at,
-    date_diff('microsecond', coalesce(e.requestReceivedTimestamp, e."timestamp"), e.stageTimestamp) / 1000.0 AS latency_ms,
+    received_at,
+    stage_at,
+    date_diff('microsecond', received_at, stage_at) / 1000.0 AS latency_ms,
     e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
     q_rv_num AS watch_rv,
     q_rv AS resource_version,
@@ -54,7 +54,11 @@ FROM (
         coalesce(e.kind = 'Event' AND starts_with(e.apiVersion, 'audit.k8s.io/')
             AND e.auditID IS NOT NULL AND e.stage IS NOT NULL, false) AS ok,
         coalesce($redact AND (e.objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
-            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive
+            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive,
+        -- RFC 3339 allows a lowercase t and z, which DuckDB's timestamp parser does not.
+        coalesce(try_cast(upper(e.requestReceivedTimestamp) AS TIMESTAMPTZ),
+            try_cast(upper(e."timestamp") AS TIMESTAMPTZ)) AS received_at,
+        try_cast(upper(e.stageTimestamp) AS TIMESTAMPTZ) AS stage_at
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
             q_bookmarks, q_initial, q_limit, q_continue,
@@ -68,7 +72,7 @@ FROM (
                     "apiGroup": "VARCHAR", "apiVersion": "VARCHAR", "resourceVersion": "VARCHAR", "subresource": "VARCHAR"},
                 "responseStatus": {"code": "INTEGER", "status": "VARCHAR", "reason": "VARCHAR", "message": "VARCHAR"},
                 "requestObject": "JSON", "responseObject": "JSON",
-                "requestReceivedTimestamp": "TIMESTAMPTZ", "stageTimestamp": "TIMESTAMPTZ", "timestamp": "TIMESTAMPTZ",
+                "requestReceivedTimestamp": "VARCHAR", "stageTimestamp": "VARCHAR", "timestamp": "VARCHAR",
                 "annotations": "MAP(VARCHAR, VARCHAR)"
             }')) AS e
         FROM STREAM_VIEW
