@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/source"
 )
 
 // TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories: a FIFO inside a walked directory is
@@ -175,5 +176,34 @@ func TestDedupeOfAnEventWithoutStageTime(t *testing.T) {
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
 		t.Errorf("%d (audit_id, stage) stored twice", n)
+	}
+}
+
+// TestInvalidLastLineOfAQuietFile: a last line without a newline that does not load is left for
+// the next load only while the file may still be growing; once the file has been quiet for
+// source.QuietPeriod it is rejected into ingest_errors like any other line.
+func TestInvalidLastLineOfAQuietFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	copyFile(t, "testdata/invalid-last-line.bad.log", path)
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 6 || res[0].Rejected != 0 || !strings.Contains(res[0].Note, "line 7 has no end yet") {
+		t.Fatalf("fresh file: %+v, want 6 rows and line 7 held back", res[0])
+	}
+	quiet := time.Now().Add(-2 * source.QuietPeriod)
+	if err := os.Chtimes(path, quiet, quiet); err != nil {
+		t.Fatal(err)
+	}
+	res = ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 0 || res[0].Rejected != 1 || res[0].Lines != 1 || res[0].FirstError != "line 7: audit event without auditID" {
+		t.Errorf("quiet file: %+v, want line 7 rejected", res[0])
+	}
+	fresh := openTestDB(t)
+	res = ingestFiles(t, fresh, Options{}, path)
+	if res[0].Rows != 6 || res[0].Rejected != 1 {
+		t.Errorf("quiet file in a new database: %+v, want 6 rows and line 7 rejected", res[0])
+	}
+	if got := queryInts(t, fresh, "SELECT line FROM ingest_errors"); !slices.Equal(got, []int64{7}) {
+		t.Errorf("ingest_errors lines %v, want [7]", got)
 	}
 }

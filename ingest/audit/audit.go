@@ -152,10 +152,11 @@ func settle(ctx context.Context, f *load.File, inserted int64) ([]load.Rejected,
 	return rejects, nil
 }
 
-// holdBackTail treats a rejected last line without a newline as not written yet: it is left for
-// the next load (which starts before it) instead of being reported.
+// holdBackTail treats a rejected last line without a newline as not written yet when the file
+// may still be growing (see source.MayGrow): it is left for the next load (which starts before
+// it) instead of being reported. In a file that no longer changes it is rejected like any other.
 func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Rejected {
-	if tail < 0 || f.EndOffset < 0 {
+	if tail < 0 || f.EndOffset < 0 || !f.Src.MayGrow() {
 		return rejects
 	}
 	i := slices.IndexFunc(rejects, func(rj load.Rejected) bool { return rj.Offset == tail })

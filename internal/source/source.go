@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/zeebo/xxh3"
@@ -21,7 +22,8 @@ type Source struct {
 	Size     int64  // bytes on disk, -1 when unknown (stdin, a FIFO): then it is read as a stream
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
 	Gzip     bool
-	Head     []byte // first bytes after decompression, for format detection
+	Head     []byte    // first bytes after decompression, for format detection
+	ModTime  time.Time // last change of a file; zero for a stream
 
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
@@ -61,7 +63,7 @@ func Open(path string) (*Source, error) {
 		}
 		s.file = f
 		if st.Mode().IsRegular() {
-			s.Size = st.Size()
+			s.Size, s.ModTime = st.Size(), st.ModTime()
 		}
 	}
 	s.counter = &countingReader{r: s.file}
@@ -92,6 +94,15 @@ func Open(path string) (*Source, error) {
 	}
 	s.Identity = fmt.Sprintf("%016x", xxh3.Hash(first))
 	return s, nil
+}
+
+// QuietPeriod is how long a file must be left unchanged before it is taken as complete.
+const QuietPeriod = time.Minute
+
+// MayGrow reports whether the source may still be being written: a plain file changed within
+// QuietPeriod. A compressed file or a stream that has ended does not grow.
+func (s *Source) MayGrow() bool {
+	return !s.Gzip && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
 }
 
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
