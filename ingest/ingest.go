@@ -79,6 +79,16 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			errs = append(errs, ctx.Err())
 			break
 		}
+		if f.Err != nil {
+			errs = append(errs, f.Err)
+			continue
+		}
+		if f.Skip != "" {
+			r := FileResult{Path: f.Path, Skipped: f.Skip}
+			results = append(results, r)
+			in.logResult(r)
+			continue
+		}
 		r, err := in.ingestFile(ctx, f.Path)
 		if errors.Is(err, errUnknownKind) && f.FromWalk {
 			r.Skipped = skippedNotEvidence
@@ -98,6 +108,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 const (
 	skippedNotEvidence = "not evidence kubesift reads"
 	skippedEmpty       = "empty file"
+	skippedNotRegular  = "not a regular file (a FIFO, device or socket)"
 )
 
 // logSkipped sums up, in one line, the files of walked directories that were not evidence or

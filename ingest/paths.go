@@ -7,15 +7,20 @@ import (
 	"strings"
 )
 
-// Input is one file to load.
+// Input is one file to load, or one entry of a walked directory that is not loaded.
 type Input struct {
 	Path     string
-	FromWalk bool // found by walking a directory: skipped quietly when it is not evidence
+	FromWalk bool   // found by walking a directory: skipped quietly when it is not evidence
+	Skip     string // why a walked entry is not read at all (a FIFO, device or socket)
+	Err      error  // the entry could not be read (an unreadable directory); the rest is loaded
 }
 
 // ExpandPaths turns the command line's inputs into a list of files: directories are walked
-// recursively (hidden entries skipped), globs are expanded, "-" stands for stdin. A name that
-// matches nothing is an error.
+// recursively (hidden entries skipped, symlinked directories followed once), globs are
+// expanded, "-" stands for stdin. A name on the command line that matches nothing is an
+// error. What a walk finds but cannot read (an unreadable directory) is an Input with Err, and
+// a walked FIFO, device or socket an Input with Skip, so the rest still loads. A FIFO named on
+// the command line is read as a stream.
 func ExpandPaths(paths []string) ([]Input, error) {
 	var files []Input
 	for _, p := range paths {
@@ -43,27 +48,58 @@ func ExpandPaths(paths []string) ([]Input, error) {
 				files = append(files, Input{Path: m})
 				continue
 			}
-			err = filepath.WalkDir(m, func(path string, d os.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if path != m && strings.HasPrefix(d.Name(), ".") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if !d.IsDir() && !ignoredFile(d.Name()) {
-					files = append(files, Input{Path: path, FromWalk: true})
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
+			w := walker{seen: map[string]bool{}}
+			w.dir(m)
+			files = append(files, w.files...)
 		}
 	}
 	return files, nil
+}
+
+// walker walks directories, following symlinked directories and guarding against loops by
+// the real path of every directory it has entered.
+type walker struct {
+	files []Input
+	seen  map[string]bool
+}
+
+func (w *walker) dir(path string) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		w.files = append(w.files, Input{Path: path, FromWalk: true, Err: fmt.Errorf("reading %s: %w", path, err)})
+		return
+	}
+	if w.seen[real] {
+		return // a symlink loop, or a directory reached twice
+	}
+	w.seen[real] = true
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		w.files = append(w.files, Input{Path: path, FromWalk: true, Err: fmt.Errorf("reading %s: %w", path, err)})
+	}
+	for _, e := range entries { // ReadDir returns what it read before an error
+		name := filepath.Join(path, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		mode := e.Type()
+		if mode&os.ModeSymlink != 0 {
+			st, err := os.Stat(name)
+			if err != nil {
+				w.files = append(w.files, Input{Path: name, FromWalk: true, Err: fmt.Errorf("reading %s: %w", name, err)})
+				continue
+			}
+			mode = st.Mode().Type()
+		}
+		switch {
+		case mode.IsDir():
+			w.dir(name)
+		case !mode.IsRegular():
+			w.files = append(w.files, Input{Path: name, FromWalk: true, Skip: skippedNotRegular})
+		case !ignoredFile(e.Name()):
+			w.files = append(w.files, Input{Path: name, FromWalk: true})
+		}
+	}
 }
 
 // ignoredFile reports files that live beside evidence but are not evidence.

@@ -72,6 +72,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
 	rejects = append(rejects, out.rejects...)
+	if out.repaired > 0 {
+		f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(out.repaired, "event")))
+	}
 	if readErr != nil {
 		f.AddNote(fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", f.Lines, f.ReadBytes, readErr))
 		rejects = append(rejects, load.Rejected{Line: f.Lines + 1, Offset: -1, Reason: "unreadable: " + readErr.Error()})
@@ -151,10 +154,11 @@ func settle(ctx context.Context, f *load.File, inserted int64) ([]load.Rejected,
 	return rejects, nil
 }
 
-// holdBackTail treats a rejected last line without a newline as not written yet: it is left for
-// the next load (which starts before it) instead of being reported.
+// holdBackTail treats a rejected last line without a newline as not written yet when the file
+// may still be growing (see source.MayGrow): it is left for the next load (which starts before
+// it) instead of being reported. In a file that no longer changes it is rejected like any other.
 func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Rejected {
-	if tail < 0 || f.EndOffset < 0 {
+	if tail < 0 || f.EndOffset < 0 || !f.Src.MayGrow() {
 		return rejects
 	}
 	i := slices.IndexFunc(rejects, func(rj load.Rejected) bool { return rj.Offset == tail })
@@ -189,18 +193,29 @@ func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load
 }
 
 // removeDuplicateRows deletes rows of this load whose (audit_id, stage) is already present,
-// from an earlier load or earlier in this one, and returns how many it deleted.
+// from an earlier load or earlier in this one, and returns how many it deleted. Earlier loads
+// are searched within this load's stage_at range (and among rows without stage_at); a row of
+// this load without stage_at is looked for among all of them.
 func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int64, error) {
 	var lo, hi sql.NullTime
-	var n, distinct int64
-	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(DISTINCT hash(audit_id, stage))
-		FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &distinct)
+	var n, distinct, undated int64
+	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(DISTINCT hash(audit_id, stage)),
+		count(*) - count(stage_at) FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &distinct, &undated)
 	if err != nil || n == 0 {
 		return 0, err
 	}
 	var total int64
+	deleted := func(query string, args ...any) error {
+		res, err := conn.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		d, _ := res.RowsAffected()
+		total += d
+		return nil
+	}
 	if distinct < n { // equal hashes: maybe duplicates inside this load; settle it exactly
-		res, err := conn.ExecContext(ctx, `DELETE FROM audit_events WHERE rowid IN (
+		err := deleted(`DELETE FROM audit_events WHERE rowid IN (
 			SELECT rid FROM (
 				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage ORDER BY source_line, rowid) AS copy
 				FROM audit_events WHERE load_id = $1)
@@ -208,20 +223,21 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int
 		if err != nil {
 			return 0, err
 		}
-		d, _ := res.RowsAffected()
-		total += d
 	}
-	res, err := conn.ExecContext(ctx, `DELETE FROM audit_events WHERE rowid IN (
+	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
 		SELECT n.rowid FROM audit_events n SEMI JOIN (
 			SELECT audit_id, stage FROM audit_events
 			WHERE load_id <> $1 AND (stage_at BETWEEN $2 AND $3 OR stage_at IS NULL)) o
 		ON n.audit_id = o.audit_id AND n.stage = o.stage
 		WHERE n.load_id = $1)`, loadID, lo, hi)
-	if err != nil {
-		return 0, err
+	if err != nil || undated == 0 {
+		return total, err
 	}
-	d, _ := res.RowsAffected()
-	return total + d, nil
+	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
+		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage FROM audit_events WHERE load_id <> $1) o
+		ON n.audit_id = o.audit_id AND n.stage = o.stage
+		WHERE n.load_id = $1 AND n.stage_at IS NULL)`, loadID)
+	return total, err
 }
 
 // rejectReason explains why a line is not an audit event, in the words of Go's decoder.

@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/source"
 )
 
 // FuzzChunkToBatches feeds arbitrary chunks to the line splitter: it must not panic, every row
-// must be a slice of the chunk's (compacted) bytes, lines must stay in order, and every line
-// must end up as rows, as a rejected too-long line, or be blank.
+// must be a slice of its batch's bytes and valid UTF-8, lines must stay in order, and every
+// line must end up as rows, as a rejected too-long line, or be blank.
 func FuzzChunkToBatches(f *testing.F) {
 	for _, seed := range []string{
-		"../testdata/audit-v1.good.log", "../testdata/prefixed.good.log", "../testdata/eventlist.good.ndjson", "../testdata/mixed.bad.log",
+		"../testdata/audit-v1.good.log", "../testdata/prefixed.good.log", "../testdata/eventlist.good.ndjson", "../testdata/mixed.bad.log", "../testdata/invalid-utf8.bad.log",
 	} {
 		b, err := os.ReadFile(seed)
 		if err != nil {
@@ -32,7 +33,7 @@ func FuzzChunkToBatches(f *testing.F) {
 			lines++
 		}
 		c := &source.Chunk{Data: bytes.Clone(data), FirstLine: 1}
-		batches, rejects := chunkToBatches(c, maxLine, lists)
+		batches, rejects, _ := chunkToBatches(c, maxLine, lists)
 		last := int64(0)
 		seen := map[int64]bool{}
 		for _, b := range batches {
@@ -41,8 +42,11 @@ func FuzzChunkToBatches(f *testing.F) {
 			}
 			for i := 0; i < b.rows(); i++ {
 				start, end := b.offsets[i], b.offsets[i+1]
-				if start > end || int(end) > len(c.Data) {
-					t.Fatalf("row %d spans [%d,%d) of %d bytes", i, start, end, len(c.Data))
+				if start > end || int(end) > len(b.values) {
+					t.Fatalf("row %d spans [%d,%d) of %d bytes", i, start, end, len(b.values))
+				}
+				if !utf8.Valid(b.values[start:end]) {
+					t.Fatalf("row %d is not valid UTF-8: %q", i, b.values[start:end])
 				}
 			}
 			rec := b.record()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,7 +129,7 @@ func (d *endpointDeriver) event(raw []byte, line int64) {
 	if status.Code < 200 || status.Code >= 300 || ref.Subresource != "" || (ref.Resource != "endpoints" && ref.Resource != "endpointslices") {
 		return // not a successful write of endpoints (malformed lines are DuckDB's to reject)
 	}
-	at, err := time.Parse(time.RFC3339Nano, str("stageTimestamp"))
+	at, err := time.Parse(time.RFC3339Nano, strings.ToUpper(str("stageTimestamp"))) // RFC 3339 allows a lowercase t and z
 	if err != nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/internal/source"
@@ -68,7 +69,9 @@ type events struct {
 	// tail is the offset of a last line without a newline (-1 when none): it may still be being
 	// written, and is left for the next load when DuckDB rejects it.
 	tail int64
-	cur  *batch // the batch add fills
+	// repaired counts the events whose invalid UTF-8 was replaced by U+FFFD.
+	repaired int
+	cur      *batch // the batch add fills
 }
 
 // add copies one event, compacted, into the batch being filled and sends the batch when it is
@@ -81,6 +84,10 @@ func (e *events) add(event []byte, o origin) bool {
 	}
 	if e.cur == nil {
 		e.cur = newBatch(nil)
+	}
+	if !utf8.Valid(event) {
+		event = toValidUTF8(event)
+		e.repaired++
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, event) != nil {

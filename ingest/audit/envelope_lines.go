@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/internal/source"
@@ -47,8 +48,9 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 		if c == nil {
 			break
 		}
-		batches, tooLong := chunkToBatches(c, lr.MaxLine, lists)
+		batches, tooLong, repaired := chunkToBatches(c, lr.MaxLine, lists)
 		out.rejects = append(out.rejects, tooLong...)
+		out.repaired += repaired
 		for _, b := range batches {
 			if !out.send(b) {
 				return nil
@@ -66,11 +68,12 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 // prefix before its JSON object (a log shipper's host or timestamp) or, when lists is set, an
 // EventList forces the remaining lines to be compacted toward the front of the chunk, which is
 // safe because the write position never passes the read position.
-// Lines longer than maxLine are returned as rejected instead.
-func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.Rejected) {
-	var rejects []load.Rejected
+// Lines longer than maxLine are returned as rejected instead. A line that is not valid UTF-8
+// (checked only when the chunk as a whole is not) is repaired into a batch of its own; repaired
+// counts those lines.
+func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch, rejects []load.Rejected, repaired int) {
 	buf := c.Data
-	var batches []*batch
+	valid := utf8.Valid(buf)
 	b := newBatch(buf)
 	cut := func() {
 		if b.rows() > 0 {
@@ -106,6 +109,14 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.
 					b.offsets[len(b.offsets)-1] = int32(w)
 				}
 			}
+		case !valid && !utf8.Valid(text):
+			// The repaired line is longer than the original: it cannot stay in place, and w
+			// stays put so that the lines after it are compacted over it.
+			cut()
+			fixed := &source.Chunk{Data: append(toValidUTF8(text), '\n'), Base: offset, FirstLine: line}
+			more, tooLong, _ := chunkToBatches(fixed, maxLine, lists)
+			batches, rejects = append(batches, more...), append(rejects, tooLong...)
+			repaired++
 		case lists && isEventList(text[start:]):
 			items, listVersion, ok := eventListItems(text[start:])
 			if !ok { // let DuckDB reject it with the line intact
@@ -133,7 +144,13 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) ([]*batch, []load.
 		line++
 	}
 	cut()
-	return batches, rejects
+	return batches, rejects, repaired
+}
+
+// toValidUTF8 replaces invalid UTF-8 in an event by U+FFFD, as the apiserver's JSON encoder
+// does with the strings it writes, so that DuckDB can read the rest of the event.
+func toValidUTF8(event []byte) []byte {
+	return bytes.ToValidUTF8(event, []byte("\uFFFD"))
 }
 
 // place adds the line buf[pos+start:end] as one row, in place when nothing was compacted yet.

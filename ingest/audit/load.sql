@@ -25,9 +25,9 @@ SELECT
     e.responseStatus.code AS code,
     e.responseStatus.reason AS status_reason,
     e.responseStatus.message AS status_message,
-    coalesce(e.requestReceivedTimestamp, e."timestamp") AS received_at,
-    coalesce(e.stageTimestamp, e."timestamp") AS stage_at,
-    date_diff('microsecond', coalesce(e.requestReceivedTimestamp, e."timestamp"), e.stageTimestamp) / 1000.0 AS latency_ms,
+    received_at,
+    coalesce(stage_ts, legacy_ts) AS stage_at,
+    date_diff('microsecond', received_at, stage_ts) / 1000.0 AS latency_ms,
     e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
     q_rv_num AS watch_rv,
     q_rv AS resource_version,
@@ -58,7 +58,12 @@ FROM (
             AND starts_with(coalesce(e.apiVersion, nullif(list_api_version, '')), 'audit.k8s.io/')
             AND e.auditID IS NOT NULL AND e.stage IS NOT NULL, false) AS ok,
         coalesce($redact AND (e.objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
-            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive
+            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive,
+        -- RFC 3339 allows a lowercase t and z, which DuckDB's timestamp parser does not. Events of
+        -- pre-1.10 v1beta1 logs carry only the legacy "timestamp": it stands for both times.
+        try_cast(upper(e."timestamp") AS TIMESTAMPTZ) AS legacy_ts,
+        coalesce(try_cast(upper(e.requestReceivedTimestamp) AS TIMESTAMPTZ), legacy_ts) AS received_at,
+        try_cast(upper(e.stageTimestamp) AS TIMESTAMPTZ) AS stage_ts
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
             q_bookmarks, q_initial, q_limit, q_continue, list_api_version, cluster, apiserver,
@@ -72,7 +77,7 @@ FROM (
                     "apiGroup": "VARCHAR", "apiVersion": "VARCHAR", "resourceVersion": "VARCHAR", "subresource": "VARCHAR"},
                 "responseStatus": {"code": "INTEGER", "status": "VARCHAR", "reason": "VARCHAR", "message": "VARCHAR"},
                 "requestObject": "JSON", "responseObject": "JSON",
-                "requestReceivedTimestamp": "TIMESTAMPTZ", "stageTimestamp": "TIMESTAMPTZ", "timestamp": "TIMESTAMPTZ",
+                "requestReceivedTimestamp": "VARCHAR", "stageTimestamp": "VARCHAR", "timestamp": "VARCHAR",
                 "annotations": "MAP(VARCHAR, VARCHAR)"
             }')) AS e
         FROM STREAM_VIEW

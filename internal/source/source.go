@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/zeebo/xxh3"
@@ -18,10 +19,11 @@ const headBytes = 64 << 10
 // Source is one opened input: a file or stdin, transparently decompressed.
 type Source struct {
 	Name     string // path as given, "-" for stdin
-	Size     int64  // bytes on disk, -1 when unknown (stdin)
+	Size     int64  // bytes on disk, -1 when unknown (stdin, a FIFO): then it is read as a stream
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
 	Gzip     bool
-	Head     []byte // first bytes after decompression, for format detection
+	Head     []byte    // first bytes after decompression, for format detection
+	ModTime  time.Time // last change of a file; zero for a stream
 
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
@@ -59,7 +61,10 @@ func Open(path string) (*Source, error) {
 			f.Close()
 			return nil, fmt.Errorf("%s is a directory", path)
 		}
-		s.file, s.Size = f, st.Size()
+		s.file = f
+		if st.Mode().IsRegular() {
+			s.Size, s.ModTime = st.Size(), st.ModTime()
+		}
 	}
 	s.counter = &countingReader{r: s.file}
 	raw := bufio.NewReaderSize(s.counter, headBytes)
@@ -91,10 +96,19 @@ func Open(path string) (*Source, error) {
 	return s, nil
 }
 
+// QuietPeriod is how long a file must be left unchanged before it is taken as complete.
+const QuietPeriod = time.Minute
+
+// MayGrow reports whether the source may still be being written: a plain file changed within
+// QuietPeriod. A compressed file or a stream that has ended does not grow.
+func (s *Source) MayGrow() bool {
+	return !s.Gzip && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+}
+
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
-// discarding for a compressed one or stdin.
+// discarding for a compressed one or a stream.
 func (s *Source) SkipTo(offset int64) error {
-	if !s.Gzip && s.file != os.Stdin {
+	if !s.Gzip && s.Size >= 0 {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}

@@ -1,0 +1,209 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/source"
+)
+
+// TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories: a FIFO inside a walked directory is
+// skipped and named, not opened (which would wait forever for a writer); a symlinked
+// subdirectory is walked, a symlink loop is walked once, and a dangling symlink is named as
+// unreadable while the rest loads.
+func TestWalkSkipsFIFOsAndFollowsSymlinkedDirectories(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(dir, "a", "audit.log"))
+	copyFile(t, "testdata/audit-v1beta1.good.log", filepath.Join(dir, "elsewhere", "old.log"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "a", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"a/linked":    "../elsewhere", // a symlinked directory, also reached directly
+		"a/loop":      "..",           // a loop back to the top
+		"a/dangling":  "missing",
+		"elsewhere/b": "../a",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inputs, err := ExpandPaths([]string{filepath.Join(dir, "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := New(db, Options{}).Ingest(ctx, inputs)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "a", "dangling")) || strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("error %v, want only the dangling symlink named", err)
+	}
+	var loaded, skipped []string
+	for _, r := range res {
+		rel, _ := filepath.Rel(dir, r.Path)
+		switch {
+		case r.Skipped == skippedNotRegular:
+			skipped = append(skipped, rel)
+		case r.Skipped == "" && r.Rows > 0:
+			loaded = append(loaded, rel)
+		}
+	}
+	if strings.Join(loaded, " ") != "a/audit.log a/linked/old.log" || strings.Join(skipped, " ") != "a/pipe" {
+		t.Errorf("loaded %v, skipped %v; want a/audit.log and a/linked/old.log loaded once each, a/pipe skipped", loaded, skipped)
+	}
+	if n := queryInt(t, db, "SELECT count(DISTINCT source_file) FROM audit_events"); n != 2 {
+		t.Errorf("%d files in audit_events, want 2", n)
+	}
+}
+
+// TestUnreadableDirectoryIsNamedAndTheRestLoads: one directory that cannot be read does not
+// stop the others from loading; the error names it.
+func TestUnreadableDirectoryIsNamedAndTheRestLoads(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a directory whatever its mode")
+	}
+	dir := t.TempDir()
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(dir, "ok", "audit.log"))
+	locked := filepath.Join(dir, "locked")
+	copyFile(t, "testdata/audit-v1beta1.good.log", filepath.Join(locked, "audit.log"))
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	inputs, err := ExpandPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	res, err := New(db, Options{}).Ingest(context.Background(), inputs)
+	if err == nil || !strings.Contains(err.Error(), locked) || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("error %v, want %s named as unreadable", err, locked)
+	}
+	if len(res) != 1 || res[0].Rows == 0 {
+		t.Errorf("results %+v, want ok/audit.log loaded", res)
+	}
+}
+
+// TestFIFOOnTheCommandLineIsAStream: a FIFO named on the command line is read like stdin.
+func TestFIFOOnTheCommandLineIsAStream(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "audit.pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, "testdata/audit-v1.good.log")
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return // the reader's failure reports it
+		}
+		w.Write(data)
+		w.Close()
+	}()
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, fifo)
+	if len(res) != 1 || res[0].Rows != 6 || res[0].Rejected != 0 {
+		t.Fatalf("results %+v, want 6 rows", res)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM ingest_files WHERE size_bytes IS NULL OR size_bytes < 0"); n != 1 {
+		t.Errorf("%d loads of unknown size, want the FIFO's", n)
+	}
+}
+
+// TestInvalidUTF8IsReplaced: invalid UTF-8 inside one line is replaced by U+FFFD (the event is
+// kept, and the file's note says so) instead of failing the whole file; so in a pretty-printed
+// EventList, which is decoded rather than cut into lines.
+func TestInvalidUTF8IsReplaced(t *testing.T) {
+	pretty := filepath.Join(t.TempDir(), "eventlist-pretty.json")
+	data := readFile(t, "testdata/eventlist-pretty.good.json")
+	if err := os.WriteFile(pretty, bytes.Replace(data, []byte(`"userAgent": "`), []byte("\"userAgent\": \"\xff"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path     string
+		repaired int
+	}{{"testdata/invalid-utf8.bad.log", 2}, {pretty, 1}} {
+		db := openTestDB(t)
+		res := ingestFiles(t, db, Options{}, tc.path)
+		want := queryInt(t, db, "SELECT count(*) FROM audit_events")
+		if res[0].Rows != want || want == 0 || res[0].Rejected != 0 || res[0].Lines == 0 {
+			t.Errorf("%s: %+v, want every event loaded", tc.path, res[0])
+		}
+		if n := queryInt(t, db, "SELECT count(*) FROM audit_events WHERE contains(user_agent, '\uFFFD')"); n != int64(tc.repaired) {
+			t.Errorf("%s: %d user agents with U+FFFD, want %d", tc.path, n, tc.repaired)
+		}
+		if note := fmt.Sprintf("%s had invalid UTF-8", load.Plural(tc.repaired, "event")); !strings.Contains(res[0].Note, note) {
+			t.Errorf("%s: note %q, want %q", tc.path, res[0].Note, note)
+		}
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, "testdata/invalid-utf8.bad.log")
+	if got := queryStrings(t, db, "SELECT user_agent FROM audit_events WHERE source_line = 3"); len(got) != 1 || !strings.HasPrefix(got[0], "\uFFFDbad kube-apiserver") {
+		t.Errorf("line 3's user agent %q, want the invalid bytes replaced and the rest kept", got)
+	}
+}
+
+// TestLowercaseRFC3339: RFC 3339 allows a lowercase t and z; such timestamps are parsed the
+// same as their uppercase form.
+func TestLowercaseRFC3339(t *testing.T) {
+	upper, lower := openTestDB(t), openTestDB(t)
+	ingestFiles(t, upper, Options{}, "testdata/audit-v1.good.log")
+	ingestFiles(t, lower, Options{}, "testdata/lowercase-rfc3339.good.log")
+	q := "SELECT audit_id || ' ' || received_at || ' ' || stage_at || ' ' || latency_ms FROM audit_events ORDER BY source_line"
+	want, got := queryStrings(t, upper, q), queryStrings(t, lower, q)
+	if len(want) != 6 || !slices.Equal(got, want) {
+		t.Errorf("lowercase timestamps give %q, want %q", got, want)
+	}
+}
+
+// TestDedupeOfAnEventWithoutStageTime: an event loaded again with a stage time that does not
+// parse is still a duplicate of the one loaded before.
+func TestDedupeOfAnEventWithoutStageTime(t *testing.T) {
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, "testdata/audit-v1.good.log")
+	res := ingestFiles(t, db, Options{}, "testdata/undated-duplicate.bad.log")
+	if res[0].Duplicates != 1 || res[0].Rows != 0 {
+		t.Errorf("%+v, want the event skipped as a duplicate", res[0])
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
+		t.Errorf("%d (audit_id, stage) stored twice", n)
+	}
+}
+
+// TestInvalidLastLineOfAQuietFile: a last line without a newline that does not load is left for
+// the next load only while the file may still be growing; once the file has been quiet for
+// source.QuietPeriod it is rejected into ingest_errors like any other line.
+func TestInvalidLastLineOfAQuietFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	copyFile(t, "testdata/invalid-last-line.bad.log", path)
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 6 || res[0].Rejected != 0 || !strings.Contains(res[0].Note, "line 7 has no end yet") {
+		t.Fatalf("fresh file: %+v, want 6 rows and line 7 held back", res[0])
+	}
+	quiet := time.Now().Add(-2 * source.QuietPeriod)
+	if err := os.Chtimes(path, quiet, quiet); err != nil {
+		t.Fatal(err)
+	}
+	res = ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 0 || res[0].Rejected != 1 || res[0].Lines != 1 || res[0].FirstError != "line 7: audit event without auditID" {
+		t.Errorf("quiet file: %+v, want line 7 rejected", res[0])
+	}
+	fresh := openTestDB(t)
+	res = ingestFiles(t, fresh, Options{}, path)
+	if res[0].Rows != 6 || res[0].Rejected != 1 {
+		t.Errorf("quiet file in a new database: %+v, want 6 rows and line 7 rejected", res[0])
+	}
+	if got := queryInts(t, fresh, "SELECT line FROM ingest_errors"); !slices.Equal(got, []int64{7}) {
+		t.Errorf("ingest_errors lines %v, want [7]", got)
+	}
+}
