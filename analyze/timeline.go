@@ -80,61 +80,36 @@ func timelineSQL(name string) string {
 
 // queryTable runs query on conn and reads all its rows.
 func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...any) (*tabular.Table, error) {
-	t := &tabular.Table{}
-	err := eachRow(ctx, conn, query, args, func(types []*sql.ColumnType) {
-		for _, c := range types {
-			t.Columns = append(t.Columns, tabular.Column{Name: c.Name(), Type: c.DatabaseTypeName()})
-		}
-	}, func(vals []any) {
-		t.Rows = append(t.Rows, append([]any(nil), vals...))
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	t, err := tabular.FromRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	err = t.Scan(func(row []any) error {
+		t.Rows = append(t.Rows, append([]any(nil), row...))
+		return nil
 	})
+	t.Scan = nil
 	return t, err
 }
 
 // queryJSON runs query on conn and returns its rows as a JSON list of objects.
 func queryJSON(ctx context.Context, conn *store.Sandbox, query string, args ...any) (json.RawMessage, error) {
-	var cols []string
-	items := []map[string]any{}
-	err := eachRow(ctx, conn, query, args, func(types []*sql.ColumnType) {
-		for _, c := range types {
-			cols = append(cols, c.Name())
-		}
-	}, func(vals []any) {
-		item := make(map[string]any, len(cols))
-		for i, c := range cols {
-			item[c] = vals[i]
-		}
-		items = append(items, item)
-	})
+	t, err := queryTable(ctx, conn, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(items)
-}
-
-// eachRow runs query on conn, tells header its columns and calls row with each row's values
-// (reused between calls).
-func eachRow(ctx context.Context, conn *store.Sandbox, query string, args []any, header func([]*sql.ColumnType), row func([]any)) error {
-	rows, err := conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return err
-	}
-	header(types)
-	vals := make([]any, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
+	items := make([]map[string]any, 0, len(t.Rows))
+	for _, row := range t.Rows {
+		item := make(map[string]any, len(row))
+		for i, c := range t.ColumnNames() {
+			item[c] = row[i]
 		}
-		row(vals)
+		items = append(items, item)
 	}
-	return rows.Err()
+	return json.Marshal(items)
 }
