@@ -52,33 +52,5 @@ func chartQuery(ctx context.Context, conn *store.Sandbox, query string, f Findin
 	args := append(Args(rules.Rule{}, Options{Since: rep.Since, Until: rep.Until}), // the window
 		sql.Named("namespace", f.Namespace), sql.Named("name", f.Name), sql.Named("subject", f.Subject),
 		sql.Named("first_seen", f.FirstSeen), sql.Named("last_seen", f.LastSeen))
-	rows, err := conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		item := make(map[string]any, len(cols))
-		for i, c := range cols {
-			item[c] = vals[i]
-		}
-		items = append(items, item)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(items)
+	return queryJSON(ctx, conn, query, args...)
 }

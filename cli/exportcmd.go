@@ -162,7 +162,7 @@ func exportFiles(ctx context.Context, log io.Writer, db *store.DB, out *outputFl
 				return err
 			}
 			defer rows.Close()
-			tt, err := streamRows(rows)
+			tt, err := tabular.FromRows(rows)
 			if err != nil {
 				return err
 			}
@@ -185,7 +185,7 @@ func exportSheet(ctx context.Context, db *store.DB, wb *tabular.Workbook, name, 
 		return 0, err
 	}
 	defer rows.Close()
-	t, err := streamRows(rows)
+	t, err := tabular.FromRows(rows)
 	if err != nil {
 		return 0, err
 	}

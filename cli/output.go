@@ -46,7 +46,7 @@ type resultSet struct {
 }
 
 func readRows(rows *sql.Rows) (*resultSet, error) {
-	t, err := streamRows(rows)
+	t, err := tabular.FromRows(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -72,35 +72,6 @@ func (rs *resultSet) table(name string) *tabular.Table {
 		t.Columns = append(t.Columns, tabular.Column{Name: c, Type: typ})
 	}
 	return t
-}
-
-// streamRows wraps rows as a table that is read while it is written.
-func streamRows(rows *sql.Rows) (*tabular.Table, error) {
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	t := &tabular.Table{}
-	for _, c := range types {
-		t.Columns = append(t.Columns, tabular.Column{Name: c.Name(), Type: c.DatabaseTypeName()})
-	}
-	t.Scan = func(yield func([]any) error) error {
-		vals := make([]any, len(types))
-		ptrs := make([]any, len(types))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				return err
-			}
-			if err := yield(vals); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-	return t, nil
 }
 
 // binaryFormats are refused on a terminal.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,6 +29,19 @@ func TestTimeline(t *testing.T) {
 	if r := runCLI(t, "timeline", "--db", db, "-o", "csv", "service/shop/cart"); !strings.Contains(r.stdout, ",snapshot,service/cart,observed,\"type ClusterIP") ||
 		!strings.Contains(r.stdout, "endpointslice/") {
 		t.Errorf("timeline of service/shop/cart: %s", r.stdout)
+	}
+	html := filepath.Join(t.TempDir(), "cart.html")
+	if r := runCLI(t, "timeline", "--db", db, "-o", "html", "--out", html, "endpoints/shop/cart"); r.code != ExitOK {
+		t.Fatalf("timeline -o html: %+v", r)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>kubesift timeline: endpoints/shop/cart</title>", `<figure class="chart swimlane"`, "<svg", "192.0.2.31 audit", "no longer ready 192.0.2.31"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("timeline -o html lacks %q", want)
+		}
 	}
 	for _, tt := range []struct {
 		arg  string

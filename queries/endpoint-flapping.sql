@@ -10,109 +10,9 @@
 -- remove -> add -> remove -> add (leaving and re-entering the ready set twice) within pattern_window_minutes.
 -- Addresses of one Service whose flapping periods overlap form one batch = one finding.
 WITH
-win AS (
-    SELECT ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1
-),
--- snapshot files that hold several observations of one object are watch streams
-watch_files AS (
-    SELECT DISTINCT source_file
-    FROM endpoint_addresses
-    WHERE source = 'snapshot'
-    GROUP BY source_file, kind, namespace, name
-    HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
-),
-r0 AS (
-    SELECT e.*,
-           coalesce(e.service, e.name) AS svc,
-           CASE WHEN e.source = 'audit' THEN 'audit'
-                WHEN wf.source_file IS NOT NULL THEN 'watch ' || e.source_file
-                ELSE 'snapshots' END AS stream,
-           (wf.source_file IS NOT NULL) AS is_watch
-    FROM endpoint_addresses e
-    LEFT JOIN watch_files wf ON e.source = 'snapshot' AND wf.source_file = e.source_file
-),
--- one row per observation of an object
-obs0 AS (
-    SELECT stream, is_watch, kind, namespace, svc, name AS obj, source_file,
-           coalesce(object_seq, 0) AS seq, source_line,
-           any_value(captured_at) AS captured_at, any_value(change_time) AS change_time, bool_or(deleted) AS deleted
-    FROM r0
-    GROUP BY ALL
-),
-obs1 AS (
-    SELECT o.*,
-           -- order: capture time (plain snapshots, audit), or position in the stream (watch files)
-           CASE WHEN o.is_watch THEN NULL ELSE o.captured_at END AS ord_t,
-           CASE WHEN o.is_watch
-                THEN max(coalesce(o.change_time, o.captured_at)) OVER (
-                         PARTITION BY o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
-                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-                ELSE o.captured_at END AS ts
-    FROM obs0 o
-),
-obs AS (
-    SELECT o.*,
-           -- an observation point of the Service: one capture (all objects of a plain snapshot file at
-           -- once), or one write / one watch event (audit, watch files)
-           dense_rank() OVER (PARTITION BY o.stream, o.namespace, o.svc
-                              ORDER BY o.ord_t NULLS FIRST, o.source_file,
-                                       CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.seq END,
-                                       CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.source_line END) AS pt
-    FROM obs1 o, win
-    WHERE o.ts >= win.t0 AND o.ts <= win.t1
-),
-points AS (
-    SELECT stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
-           min(source_file) AS source_file, min(seq) AS seq, min(source_line) AS source_line
-    FROM obs
-    GROUP BY ALL
-),
--- at each point, the latest observation of every object of the Service (Endpoints and all its
--- EndpointSlices): the Service's combined state, so that an address moving between slices
--- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal
-latest AS (
-    SELECT p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.source_file, o.seq, o.source_line, o.deleted
-    FROM points p
-    JOIN obs o ON o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc AND o.pt <= p.pt
-    QUALIFY row_number() OVER (PARTITION BY p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
-                               ORDER BY o.pt DESC, o.seq DESC, o.source_line DESC) = 1
-),
--- addresses ever seen in each stream/Service (in the window)
-universe AS (
-    SELECT DISTINCT r.stream, r.namespace, r.svc, r.ip
-    FROM r0 r
-    JOIN obs o ON o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
-              AND o.source_file = r.source_file AND o.seq = coalesce(r.object_seq, 0) AND o.source_line = r.source_line
-    WHERE r.ip IS NOT NULL
-),
--- the combined state of each address at each point: ready in any object; else serving while
--- terminating (a pod shutting down gracefully); else present but not ready
-present AS (
-    SELECT l.stream, l.namespace, l.svc, l.pt, r.ip,
-           bool_or(r.ready) AS ready,
-           bool_or(coalesce(r.serving, false) AND coalesce(r.terminating, false)) AS terminating,
-           any_value(r.pod) AS pod
-    FROM latest l
-    JOIN r0 r ON r.stream = l.stream AND r.kind = l.kind AND r.namespace = l.namespace AND r.name = l.obj
-             AND r.source_file = l.source_file AND coalesce(r.object_seq, 0) = l.seq AND r.source_line = l.source_line
-    WHERE NOT l.deleted AND r.ip IS NOT NULL
-    GROUP BY ALL
-),
-stream_kinds AS (
-    SELECT stream, namespace, svc, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
-    FROM obs
-    GROUP BY ALL
-),
+-- the state of every address of every Service at each observation point (queries/macros.sql)
 states AS (
-    SELECT u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
-           x.pod,
-           CASE WHEN x.ip IS NULL THEN 'absent' WHEN x.ready THEN 'ready' WHEN x.terminating THEN 'terminating'
-                ELSE 'notReady' END AS state
-    FROM universe u
-    JOIN points p ON p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
-    JOIN stream_kinds k ON k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
-    LEFT JOIN present x ON x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip
+    SELECT * FROM ks_address_states($since, $until)
 ),
 states_ord AS (
     SELECT s.*,
@@ -196,8 +96,8 @@ batched AS (
 ),
 -- addresses of the Service known to the streams used (for the share of the Service that flapped)
 svc_addresses AS (
-    SELECT u.namespace, u.svc, count(DISTINCT u.ip) AS addresses
-    FROM universe u
+    SELECT namespace, svc, count(DISTINCT ip) AS addresses
+    FROM states
     GROUP BY ALL
 ),
 -- per-address evidence: the sequence of states (merged) of the chosen stream

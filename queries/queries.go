@@ -1,6 +1,7 @@
 // Package queries holds the SQL of kubesift's built-in rules, one file per rule named after the
 // rule's id (see package rules), macros.sql, the macros they share, and in charts/ the queries
-// that feed rules' charts with data their evidence lacks. It is a leaf: it only embeds the files.
+// that feed rules' charts with data their evidence lacks, and in timeline/ the queries of
+// 'kubesift timeline'. It is a leaf: it only embeds the files.
 package queries
 
 import (
@@ -8,7 +9,7 @@ import (
 	"io/fs"
 )
 
-//go:embed *.sql charts/*.sql
+//go:embed *.sql charts/*.sql timeline/*.sql
 var files embed.FS
 
 // macrosFile holds the macros the queries share; it is no rule's query.
@@ -21,7 +22,7 @@ func Macros() string {
 	return string(b)
 }
 
-// SQL returns the query of the rule id, or of the chart "charts/NAME".
+// SQL returns the query of the rule id, of the chart "charts/NAME" or of "timeline/NAME".
 func SQL(id string) (string, bool) {
 	b, err := fs.ReadFile(files, id+".sql")
 	if err != nil || id+".sql" == macrosFile {

@@ -6,6 +6,7 @@ package tabular
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -139,4 +140,34 @@ func JSONValue(v any, isJSON bool) ([]byte, error) {
 		return []byte(s), nil
 	}
 	return json.Marshal(Plain(v))
+}
+
+// FromRows wraps a query result as a table that is read while it is written (Scan); the
+// values passed to yield are reused between rows.
+func FromRows(rows *sql.Rows) (*Table, error) {
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{}
+	for _, c := range types {
+		t.Columns = append(t.Columns, Column{Name: c.Name(), Type: c.DatabaseTypeName()})
+	}
+	t.Scan = func(yield func([]any) error) error {
+		vals := make([]any, len(types))
+		ptrs := make([]any, len(types))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			if err := yield(vals); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	return t, nil
 }

@@ -65,14 +65,7 @@ func TestReportsInChromium(t *testing.T) {
 	for _, sc := range scenarios(t) { // before the browser starts: loading takes a while on a busy machine
 		docs[sc] = scenarioDoc(t, sc)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
+	browser := startBrowser(t, exe)
 	dir := t.TempDir()
 	for _, sc := range scenarios(t) {
 		doc := docs[sc]
@@ -94,6 +87,45 @@ func TestReportsInChromium(t *testing.T) {
 				checkPage(t, browser, "file://"+path, doc, view.js, view.width, filepath.Join(shots, name))
 			})
 		}
+	}
+}
+
+// startBrowser starts headless Chromium exe for the test's duration.
+func startBrowser(t *testing.T, exe string) context.Context {
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	return browser
+}
+
+// TestTimelinesInChromium opens the timeline pages in headless Chromium (JavaScript off: the page
+// has none) at 1280 px: no console errors, no network request, no horizontal scrolling.
+func TestTimelinesInChromium(t *testing.T) {
+	exe := chromium(t)
+	var pages []*TimelineDocument
+	for _, tt := range timelines {
+		pages = append(pages, timelineDoc(t, tt.resource, tt.ns, tt.name))
+	}
+	browser := startBrowser(t, exe)
+	dir := t.TempDir()
+	for i, tt := range timelines {
+		path := filepath.Join(dir, tt.golden+".html")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteTimeline(f, pages[i]); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		t.Run(tt.golden, func(t *testing.T) {
+			checkPage(t, browser, "file://"+path, &Document{}, false, 1280, filepath.Join(dir, tt.golden))
+		})
 	}
 }
 

@@ -169,10 +169,14 @@ func render(p *plot.Plot, height vg.Length) (template.HTML, error) {
 
 func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
-// timeRange is the x range: the rows' times and the finding's span, one second wide at least.
+// timeRange is the x range: the rows' times and the finding's span (none for a zero finding: a
+// timeline's chart), one second wide at least.
 func timeRange(f analyze.Finding, times ...time.Time) (lo, hi time.Time) {
 	lo, hi = f.FirstSeen, f.LastSeen
-	for _, t := range times {
+	for i, t := range times {
+		if i == 0 && f.FirstSeen.IsZero() {
+			lo, hi = t, t
+		}
 		if t.Before(lo) {
 			lo = t
 		}
@@ -249,6 +253,9 @@ func (s findingSpan) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 func addSpan(p *plot.Plot, f analyze.Finding, out *Chart) {
+	if f.FirstSeen.IsZero() {
+		return
+	}
 	p.Add(findingSpan{seconds(f.FirstSeen), seconds(f.LastSeen)})
 	out.Legend = append(out.Legend, LegendEntry{"the finding's span", spanColor})
 }

@@ -133,15 +133,18 @@ func evidence(f analyze.Finding) Evidence {
 //go:embed report.html.tmpl
 var pageTemplate string
 
+//go:embed chart.html.tmpl
+var chartTemplate string
+
 //go:embed report.css
 var pageCSS string
 
 //go:embed report.js
 var pageJS string
 
-var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
+var reportPage = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{
 	"severityRank": func(s string) int { return rules.Severity(s).Rank() },
-}).Parse(pageTemplate))
+}).Parse(pageTemplate)).Parse(chartTemplate))
 
 // Write renders doc as one HTML page with its styles, script and charts inline.
 func Write(w io.Writer, doc *Document) error {

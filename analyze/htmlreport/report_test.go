@@ -56,18 +56,8 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 		return doc.(*Document)
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := scenarioDB(t, sc)
 	defer db.Close()
-	inputs, err := ingest.ExpandPaths([]string{filepath.Join("samples", sc)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
-		t.Fatalf("loading %s: %v", sc, err)
-	}
 	rs, err := rules.Builtin()
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +74,51 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 	doc := Build(rep, queried)
 	docs.Store(sc, doc)
 	return doc
+}
+
+// scenarioDB loads samples/<sc> into an in-memory database.
+func scenarioDB(t testing.TB, sc string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := ingest.ExpandPaths([]string{filepath.Join("samples", sc)})
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
+		db.Close()
+		t.Fatalf("loading %s: %v", sc, err)
+	}
+	return db
+}
+
+// checkGolden compares doc as indented JSON with analyze/htmlreport/testdata/<name>.golden.json, or
+// with UPDATE_GOLDENS=1 writes it.
+func checkGolden(t *testing.T, name string, doc any) {
+	t.Helper()
+	got, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("analyze", "htmlreport", "testdata", name+".golden.json")
+	if updateGoldens {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (UPDATE_GOLDENS=1 go test -tags duckdb_arrow ./analyze/htmlreport writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("page data differs from %s (rerun with UPDATE_GOLDENS=1 if intended):\n%s", path, got)
+	}
 }
 
 // TestScenarioGoldens compares the report's data (not its bytes) for every scenario with
@@ -103,25 +138,7 @@ func TestScenarioGoldens(t *testing.T) {
 					}
 				}
 			}
-			got, err := json.MarshalIndent(doc, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := filepath.Join("analyze", "htmlreport", "testdata", sc+".golden.json")
-			if updateGoldens {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (UPDATE_GOLDENS=1 go test -tags duckdb_arrow ./analyze/htmlreport writes it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("report data differs from %s (rerun with UPDATE_GOLDENS=1 if intended):\n%s", path, got)
-			}
+			checkGolden(t, sc, doc)
 		})
 	}
 }

@@ -1,0 +1,115 @@
+package analyze
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubesift/kubesift/queries"
+	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
+	"github.com/kubesift/kubesift/tabular"
+)
+
+// Timeline is what is known about one object, as 'kubesift timeline' shows it.
+type Timeline struct {
+	Resource  string // the audit resource: endpoints, endpointslices, services, pods, configmaps, leases
+	Namespace string
+	Name      string
+	Window    string // the window, as the report says it (Report.Window)
+	// Rows are the observations in time order (at, source, object, what, detail, evidence, who):
+	// audit events on the object, snapshots of it and the findings that name it.
+	Rows *tabular.Table
+	// Addresses are, for an Endpoints, EndpointSlice or Service, the state of each address of its
+	// Service at every observation point per stream (at, stream, kind, ip, pod, state, evidence),
+	// the states endpoint-flapping follows, as a JSON list of objects; nil for other kinds.
+	Addresses json.RawMessage
+}
+
+// addressResources are the resources whose timeline has address states.
+var addressResources = []string{"endpoints", "endpointslices", "services"}
+
+// RunTimeline gathers the timeline of the object resource/ns/name within opt's window from db
+// (queries timeline/object.sql and timeline/addresses.sql, sandboxed) and runs the rules for the
+// findings that name it.
+func RunTimeline(ctx context.Context, db *store.DB, resource, ns, name string, opt Options) (*Timeline, error) {
+	conn, err := openSandbox(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	args := append(Args(rules.Rule{}, opt), sql.Named("resource", resource), sql.Named("ns", ns), sql.Named("name", name))
+	tl := &Timeline{Resource: resource, Namespace: ns, Name: name}
+	if tl.Rows, err = queryTable(ctx, conn, timelineSQL("object"), args...); err != nil {
+		return nil, fmt.Errorf("reading the timeline: %w", err)
+	}
+	if slices.Contains(addressResources, resource) {
+		if tl.Addresses, err = queryJSON(ctx, conn, timelineSQL("addresses"), args...); err != nil {
+			return nil, fmt.Errorf("reading the address states: %w", err)
+		}
+	}
+	builtin, err := rules.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Run(ctx, db, builtin, opt)
+	if err != nil {
+		return nil, err
+	}
+	tl.Window = rep.Window()
+	for _, f := range rep.Findings {
+		if f.Namespace == ns && (f.Name == name || strings.HasPrefix(f.Name, resource)) {
+			tl.Rows.Rows = append(tl.Rows.Rows, []any{f.FirstSeen, "finding", f.Rule, string(f.Severity), f.Summary, "", f.Subject})
+		}
+	}
+	sort.SliceStable(tl.Rows.Rows, func(i, j int) bool {
+		return tl.Rows.Rows[i][0].(time.Time).Before(tl.Rows.Rows[j][0].(time.Time))
+	})
+	return tl, nil
+}
+
+func timelineSQL(name string) string {
+	q, _ := queries.SQL("timeline/" + name)
+	return q
+}
+
+// queryTable runs query on conn and reads all its rows.
+func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...any) (*tabular.Table, error) {
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	t, err := tabular.FromRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	err = t.Scan(func(row []any) error {
+		t.Rows = append(t.Rows, append([]any(nil), row...))
+		return nil
+	})
+	t.Scan = nil
+	return t, err
+}
+
+// queryJSON runs query on conn and returns its rows as a JSON list of objects.
+func queryJSON(ctx context.Context, conn *store.Sandbox, query string, args ...any) (json.RawMessage, error) {
+	t, err := queryTable(ctx, conn, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]map[string]any, 0, len(t.Rows))
+	for _, row := range t.Rows {
+		item := make(map[string]any, len(row))
+		for i, c := range t.ColumnNames() {
+			item[c] = row[i]
+		}
+		items = append(items, item)
+	}
+	return json.Marshal(items)
+}

@@ -1,0 +1,66 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestTimelineReadsFlappingsObservations: the address states of the timeline of endpoints/shop/cart
+// are the ones endpoint-flapping follows. Every address of its finding has, in its stream, the same
+// sequence of states (time, state, file:line) in the timeline's rows, once the leading absence is
+// dropped and repeated states merged as the rule does.
+func TestTimelineReadsFlappingsObservations(t *testing.T) {
+	ctx := context.Background()
+	db := scenarioDB(t, "samples/flapping")
+	tl, err := RunTimeline(ctx, db, "endpoints", "shop", "cart", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []struct{ At, Stream, IP, State, Evidence string }
+	if err := json.Unmarshal(tl.Addresses, &states); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, db, builtin(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rep.Findings, func(f Finding) bool {
+		return f.Rule == "endpoint-flapping" && f.Namespace == "shop" && f.Name == "cart"
+	})
+	if i < 0 {
+		t.Fatalf("no endpoint-flapping finding on shop/cart: %+v", rep.Findings)
+	}
+	var addresses []struct {
+		IP, Source string
+		Sequence   []struct {
+			At, State, File string
+			Line            int
+		}
+	}
+	if err := json.Unmarshal(rep.Findings[i].Evidence, &addresses); err != nil {
+		t.Fatal(err)
+	}
+	if len(addresses) != 3 {
+		t.Fatalf("the finding has %d addresses, want 3", len(addresses))
+	}
+	for _, a := range addresses {
+		var want, got []string
+		for _, s := range a.Sequence {
+			want = append(want, fmt.Sprintf("%s %s %s:%d", s.At, s.State, s.File, s.Line))
+		}
+		last := ""
+		for _, s := range states {
+			if s.Stream != a.Source || s.IP != a.IP || (last == "" && s.State == "absent") || s.State == last {
+				continue
+			}
+			got = append(got, fmt.Sprintf("%s %s %s", s.At, s.State, s.Evidence))
+			last = s.State
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s in stream %s:\ntimeline %q\nflapping %q", a.IP, a.Source, got, want)
+		}
+	}
+}
