@@ -12,3 +12,6 @@ CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-
 
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
+
+-- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
+CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);
