@@ -9,17 +9,15 @@
 -- Fires when an address makes >= min_transitions_count transitions within window_minutes, or shows
 -- remove -> add -> remove -> add (leaving and re-entering the ready set twice) within pattern_window_minutes.
 -- Addresses of one Service whose flapping periods overlap form one batch = one finding.
+-- The window bounds are bound into the WHERE (not a cross-joined CTE); joins match on equalities only, so that
+-- they hash instead of looping.
 WITH
-win AS (
-    SELECT ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1
-),
 -- snapshot files that hold several observations of one object are watch streams
 watch_files AS (
-    SELECT DISTINCT source_file
+    SELECT DISTINCT source, source_file
     FROM endpoint_addresses
     WHERE source = 'snapshot'
-    GROUP BY source_file, kind, namespace, name
+    GROUP BY source, source_file, kind, namespace, name
     HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
 ),
 r0 AS (
@@ -30,7 +28,7 @@ r0 AS (
                 ELSE 'snapshots' END AS stream,
            (wf.source_file IS NOT NULL) AS is_watch
     FROM endpoint_addresses e
-    LEFT JOIN watch_files wf ON e.source = 'snapshot' AND wf.source_file = e.source_file
+    LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_file
 ),
 -- one row per observation of an object
 obs0 AS (
@@ -59,8 +57,8 @@ obs AS (
                               ORDER BY o.ord_t NULLS FIRST, o.source_file,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.seq END,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.source_line END) AS pt
-    FROM obs1 o, win
-    WHERE o.ts >= win.t0 AND o.ts <= win.t1
+    FROM obs1 o
+    WHERE o.ts >= ks_window_start($since) AND o.ts <= ks_window_end($until)
 ),
 points AS (
     SELECT stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
