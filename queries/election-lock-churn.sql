@@ -5,22 +5,20 @@
 -- Sources: audit_events write bodies (responseObject, else requestObject) of endpoints, configmaps and leases;
 -- leader_locks rows of snapshots (source = 'snapshot'). Audit is preferred for a lock when it has writes of it;
 -- snapshots alone give a lower bound (distinct renewTime values seen).
+-- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
 WITH
-win AS (
-    SELECT ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1
-),
--- successful writes of the lock-capable resources, one row per request (all times: the previous state of an object
--- is needed at the start of the window; in_win marks the writes inside it)
+-- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
+-- previous state of an object is needed at the start of the window; in_win marks the writes inside it)
 writes AS (
     SELECT a.audit_id, a.verb, a.resource, a.namespace,
            coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name') AS name,
            a.username, coalesce(a.user_agent, '') AS user_agent,
            a.stage_at AS ts, a.source_file, a.source_line,
            coalesce(a.response_object, a.request_object) AS body,
-           (a.stage_at >= win.t0 AND a.stage_at <= win.t1) AS in_win
-    FROM audit_events a, win
-    WHERE a.resource IN ('endpoints', 'configmaps', 'leases')
+           (a.stage_at >= ks_window_start($since)) AS in_win
+    FROM audit_events a
+    WHERE a.stage_at <= ks_window_end($until)
+      AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
       AND coalesce(a.subresource, '') = ''
       AND a.verb IN ('create', 'update', 'patch')
@@ -50,9 +48,9 @@ ann_parsed_h AS (
 snap_ann AS (
     SELECT l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
            l.holder, l.transitions, l.renew_time
-    FROM leader_locks l, win
+    FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
-      AND l.captured_at >= win.t0 AND l.captured_at <= win.t1
+      AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
     SELECT DISTINCT kind, namespace, name FROM ann_parsed WHERE in_win AND rec IS NOT NULL
@@ -291,10 +289,10 @@ lease_obs AS (
     WHERE w.resource = 'leases' AND w.body IS NOT NULL
       AND json_extract_string(w.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NULL
     UNION ALL
-    SELECT 'snapshot', l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= win.t0 AND l.captured_at <= win.t1),
+    SELECT 'snapshot', l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
-    FROM leader_locks l, win
-    WHERE l.source = 'snapshot' AND l.kind = 'Lease'
+    FROM leader_locks l
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.resource = 'leases' AND w.body IS NOT NULL
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),

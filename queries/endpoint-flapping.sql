@@ -9,6 +9,8 @@
 -- Fires when an address makes >= min_transitions_count transitions within window_minutes, or shows
 -- remove -> add -> remove -> add (leaving and re-entering the ready set twice) within pattern_window_minutes.
 -- Addresses of one Service whose flapping periods overlap form one batch = one finding.
+-- The window bounds are bound into the WHERE (not a cross-joined CTE); joins match on equalities only, so that
+-- they hash instead of looping.
 WITH
 -- the state of every address of every Service at each observation point (queries/macros.sql)
 states AS (

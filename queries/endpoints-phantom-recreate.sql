@@ -16,14 +16,12 @@
 -- a cycle: the Service delete sits between (or is the latest thing known before) the Endpoints removal.
 -- One finding per object and deleting client (username + userAgent); count = cycles; critical from
 -- critical_cycles_count cycles.
+-- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans
+-- themselves; joins match on equalities only (kind included), so that they hash instead of looping.
 WITH
-win AS (
-    SELECT ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1
-),
 -- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
 slice_service AS (
-    SELECT namespace, name, min(service) AS service
+    SELECT kind, namespace, name, min(service) AS service
     FROM endpoint_addresses
     WHERE kind = 'EndpointSlice' AND coalesce(service, '') <> ''
     GROUP BY ALL
@@ -41,7 +39,7 @@ ep_writes AS (
            a.received_at, a.stage_at, a.code, a.source_file, a.source_line,
            -- a slice's addresses, from the body the write logged
            list_distinct(flatten(CAST(json_extract(coalesce(a.response_object, a.request_object), '$.endpoints[*].addresses') AS VARCHAR[][]))) AS body_addrs
-    FROM audit_events a, win
+    FROM audit_events a
     WHERE a.stage = 'ResponseComplete'
       AND a.verb IN ('create', 'delete')
       AND a.code BETWEEN 200 AND 299
@@ -49,11 +47,11 @@ ep_writes AS (
            OR (a.resource = 'endpointslices' AND a.api_group = 'discovery.k8s.io'))
       AND coalesce(a.subresource, '') = ''
       AND a.namespace IS NOT NULL
-      AND a.stage_at >= win.t0 AND a.stage_at <= win.t1
+      AND a.stage_at >= ks_window_start($since) AND a.stage_at <= ks_window_end($until)
 ),
 -- addresses ever observed in each EndpointSlice (snapshots, watch streams, audit bodies)
 slice_addrs AS (
-    SELECT namespace, name, list(DISTINCT ip) AS addrs
+    SELECT kind, namespace, name, list(DISTINCT ip) AS addrs
     FROM endpoint_addresses
     WHERE kind = 'EndpointSlice' AND ip IS NOT NULL
     GROUP BY ALL
@@ -63,8 +61,8 @@ ep_keyed AS (
            CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service,
            CASE WHEN len(w.body_addrs) > 0 THEN w.body_addrs ELSE sa.addrs END AS addrs
     FROM ep_writes w
-    LEFT JOIN slice_service s ON w.kind = 'EndpointSlice' AND s.namespace = w.namespace AND s.name = w.obj_name
-    LEFT JOIN slice_addrs sa ON w.kind = 'EndpointSlice' AND sa.namespace = w.namespace AND sa.name = w.obj_name
+    LEFT JOIN slice_service s ON s.kind = w.kind AND s.namespace = w.namespace AND s.name = w.obj_name
+    LEFT JOIN slice_addrs sa ON sa.kind = w.kind AND sa.namespace = w.namespace AND sa.name = w.obj_name
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
@@ -216,10 +214,10 @@ findings AS (
 -- delete/create of those Endpoints around that time (the audit path above reports those).
 snap_obs AS (
     SELECT DISTINCT e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
-    FROM endpoint_addresses e, win
+    FROM endpoint_addresses e
     WHERE e.source = 'snapshot' AND e.kind = 'Endpoints' AND e.uid IS NOT NULL
       AND NOT coalesce(e.deleted, false)
-      AND e.captured_at >= win.t0 AND e.captured_at <= win.t1
+      AND e.captured_at >= ks_window_start($since) AND e.captured_at <= ks_window_end($until)
 ),
 snap_seq AS (
     SELECT o.*,

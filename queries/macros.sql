@@ -20,10 +20,10 @@ CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, 
 -- Shared by endpoint-flapping and the timeline.
 CREATE OR REPLACE TEMP MACRO ks_endpoint_observations() AS TABLE
 WITH watch_files AS (
-    SELECT DISTINCT source_file
+    SELECT DISTINCT source, source_file
     FROM endpoint_addresses
     WHERE source = 'snapshot'
-    GROUP BY source_file, kind, namespace, name
+    GROUP BY source, source_file, kind, namespace, name
     HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
 )
 SELECT e.*,
@@ -33,7 +33,8 @@ SELECT e.*,
             ELSE 'snapshots' END AS stream,
        (wf.source_file IS NOT NULL) AS is_watch
 FROM endpoint_addresses e
-LEFT JOIN watch_files wf ON e.source = 'snapshot' AND wf.source_file = e.source_file;
+-- equalities only, so that it hashes instead of looping
+LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_file;
 
 -- ks_address_states(since, until): per stream, Service and address, its state at each observation
 -- point of the Service within the window: ready / terminating / notReady / absent, the Service's
@@ -126,3 +127,6 @@ FROM universe u
 JOIN points p ON p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
 JOIN stream_kinds k ON k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
 LEFT JOIN present x ON x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip;
+
+-- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
+CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);

@@ -3,12 +3,9 @@
 -- TIME_WAIT share, new drops / insert failures since the previous snapshot, table-full kernel lines; one finding per
 -- node about its worst snapshot, with the growth rate, the projected time to full, the top TIME_WAIT destinations
 -- mapped to pods/Services, and (when pod specs are known) the probe connection rate that explains the steady state.
+-- The window bounds are bound into the WHERE of what they filter (not a cross-joined CTE), so that they are
+-- constants DuckDB can push down; rows without a capture time count only when no window is set.
 WITH
-win AS (
-    SELECT CAST($since AS TIMESTAMPTZ) AS since, CAST($until AS TIMESTAMPTZ) AS until,
-           ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1
-),
 -- ---------------------------------------------------------------- per-capture facts
 -- a bare number is read as conntrack -C (the count); in a copy of /proc/sys/net/netfilter/nf_conntrack_max
 -- (a file of that name) it is the table size
@@ -107,9 +104,9 @@ snap AS (
            CASE WHEN s.drops < s.prev_drops THEN s.drops ELSE s.drops - s.prev_drops END AS new_drops,
            CASE WHEN s.insert_failed < s.prev_insert_failed THEN s.insert_failed ELSE s.insert_failed - s.prev_insert_failed END AS new_insert_failed,
            CASE WHEN s.early_drops < s.prev_early_drops THEN s.early_drops ELSE s.early_drops - s.prev_early_drops END AS new_early_drops
-    FROM snap1 s, win
-    WHERE (s.ts IS NULL AND win.since IS NULL AND win.until IS NULL)
-       OR (s.ts >= win.t0 AND s.ts <= win.t1)
+    FROM snap1 s
+    WHERE (s.ts IS NULL AND CAST($since AS TIMESTAMPTZ) IS NULL AND CAST($until AS TIMESTAMPTZ) IS NULL)
+       OR (s.ts >= ks_window_start($since) AND s.ts <= ks_window_end($until))
 ),
 snap_sev AS (
     SELECT s.*,
@@ -236,10 +233,10 @@ kern_first AS (
            arg_min(k.source_file, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_file,
            arg_min(k.source_line, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_line,
            arg_min(k.raw, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_raw
-    FROM kernel_events k, win
+    FROM kernel_events k
     WHERE k.kind = 'table_full'
-      AND ((k.captured_at IS NULL AND win.since IS NULL AND win.until IS NULL)
-           OR (k.captured_at >= win.t0 AND k.captured_at <= win.t1))
+      AND ((k.captured_at IS NULL AND CAST($since AS TIMESTAMPTZ) IS NULL AND CAST($until AS TIMESTAMPTZ) IS NULL)
+           OR (k.captured_at >= ks_window_start($since) AND k.captured_at <= ks_window_end($until)))
     GROUP BY ALL
 ),
 -- ---------------------------------------------------------------- evidence: captures of the node (latest 24)

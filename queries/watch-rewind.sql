@@ -25,13 +25,10 @@
 -- nothing in their scope changed, and after a 410 relist and watch from the newer version the list returned.
 -- A stream is reported with at least min_rewinds_count rewinds; critical from critical_rewinds_count rewinds or when
 -- any stale-version answer (410 Expired list) follows.
+-- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the
+-- scans themselves; the rule's lookback (ks_lookback_start) reads requests before the window, to judge the
+-- first ones inside it.
 WITH RECURSIVE
-win AS (
-    SELECT ks_window_start($since) AS t0,
-           ks_window_end($until) AS t1,
-           -- the rule's lookback: requests before the window, to judge the first ones inside it
-           coalesce(CAST($lookback_since AS TIMESTAMPTZ), CAST($since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ) AS t_look
-),
 -- successful writes that advance a collection's resourceVersion
 writes AS (
     SELECT a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
@@ -42,13 +39,13 @@ writes AS (
            greatest(TRY_CAST(a.object_rv AS BIGINT), response_rv) AS rv_seen,
            -- creates and deletes always change the store; an update or patch may be a no-op
            a.verb IN ('create', 'delete', 'deletecollection') AS always_writes
-    FROM audit_events a, win
+    FROM audit_events a
     WHERE a.stage = 'ResponseComplete'
       AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
       AND a.code BETWEEN 200 AND 299
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
-      AND a.stage_at >= win.t_look AND a.stage_at <= win.t1
+      AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
 ),
 -- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over. A client
 -- "going back" across such a reset is not rewinding, so streams never span two epochs. An epoch
@@ -93,6 +90,7 @@ reqs AS (
     WHERE a.verb IN ('watch', 'list')
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') = ''
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
     GROUP BY a.audit_id
 ),
 reqs_win AS (
@@ -100,11 +98,9 @@ reqs_win AS (
            -- the stream key as one value (for partitioning and joining)
            [r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
             r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream,
-           (r.recv >= win.t0) AS in_win
+           (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs r
     ASOF LEFT JOIN epochs e ON r.recv >= e.t
-    , win
-    WHERE r.recv >= win.t_look AND r.recv <= win.t1
 ),
 watch_reqs AS (
     SELECT * FROM reqs_win WHERE verb = 'watch' AND rv > 0 AND NOT watch_list

@@ -1,0 +1,166 @@
+package analyze
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/queries"
+	"github.com/kubesift/kubesift/store"
+)
+
+// planNode is one operator of DuckDB's EXPLAIN (FORMAT JSON).
+type planNode struct {
+	Name      string                     `json:"name"`
+	Children  []planNode                 `json:"children"`
+	ExtraInfo map[string]json.RawMessage `json:"extra_info"`
+}
+
+// info returns an extra_info entry of n as text (DuckDB writes a string or a list of strings).
+func (n planNode) info(key string) string {
+	raw, ok := n.ExtraInfo[key]
+	if !ok {
+		return ""
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, " AND ")
+	}
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+// table returns the table n scans ("audit_events"), "" for other operators.
+func (n planNode) table() string {
+	if n.Name != "SEQ_SCAN" && n.Name != "TABLE_SCAN" {
+		return ""
+	}
+	t := n.info("Table")
+	return t[strings.LastIndex(t, ".")+1:]
+}
+
+// eventTables returns the tables that record observations over time (those with a time column:
+// audit events, conntrack dumps, snapshots) whose rows flow into n; not those under an ungrouped
+// aggregate, which yields one row whatever it reads.
+func (n planNode) eventTables() []string {
+	var out []string
+	if t := n.table(); t != "" && store.TimeColumn(t) != "" {
+		out = append(out, t)
+	}
+	if n.Name == "UNGROUPED_AGGREGATE" {
+		return nil
+	}
+	for _, c := range n.Children {
+		out = append(out, c.eventTables()...)
+	}
+	return out
+}
+
+func (n planNode) walk(fn func(planNode)) {
+	fn(n)
+	for _, c := range n.Children {
+		c.walk(fn)
+	}
+}
+
+// windowedTables are the event tables every rule reading them must filter by the window in the
+// scan: the big ones, which a short window over a long database would otherwise read whole.
+var windowedTables = []string{"audit_events"}
+
+// nestedLoops are the joins that compare every row of one side with every row of the other.
+var nestedLoops = []string{"NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN", "CROSS_PRODUCT"}
+
+// TestRulePlans runs EXPLAIN on every built-in rule over the scenarios in samples/, with a
+// window set, and fails on plans that do not scale with the database: a nested-loop join (or a
+// cross product) over a scan of an event table, and an event table the rule reads without the
+// window (--since/--until) in the scan's own filters (see windowedTables), so that a short window over a long
+// database still reads all of it.
+func TestRulePlans(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var dirs []string
+	for _, sc := range scenarios(t) {
+		dirs = append(dirs, filepath.Join("samples", sc))
+	}
+	inputs, err := ingest.ExpandPaths(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// An ASOF join of a few rows runs as a nested loop; plan as for a big database. Constants in
+	// the plan show in UTC.
+	if _, err := conn.ExecContext(ctx, "SET asof_loop_join_threshold = 0; SET TimeZone = 'UTC'; "+queries.Macros()); err != nil {
+		t.Fatal(err)
+	}
+	// A window inside the events' time range: DuckDB drops a filter that the column's
+	// statistics say always holds (or never does).
+	var first, last time.Time
+	if err := conn.QueryRowContext(ctx, "SELECT min(stage_at), max(stage_at) FROM audit_events").Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	since := first.UTC().Truncate(time.Second).Add(time.Second)
+	until := last.UTC().Truncate(time.Second)
+	for _, r := range builtin(t) {
+		t.Run(r.ID, func(t *testing.T) {
+			plan := explain(t, conn, r.SQL, Args(r, Options{Since: &since, Until: &until}))
+			windowed := map[string]bool{}
+			read := map[string]bool{}
+			plan.walk(func(n planNode) {
+				if slices.Contains(nestedLoops, n.Name) {
+					if tables := n.eventTables(); len(tables) > 0 {
+						t.Errorf("%s %s over %v", n.Name, n.info("Condition")+n.info("Conditions"), tables)
+					}
+				}
+				tbl := n.table()
+				if !slices.Contains(windowedTables, tbl) {
+					return
+				}
+				read[tbl] = true
+				filters := n.info("Filters")
+				if strings.Contains(filters, since.Format(time.DateTime)) || strings.Contains(filters, until.Format(time.DateTime)) {
+					windowed[tbl] = true
+				}
+			})
+			for tbl := range read {
+				if !windowed[tbl] {
+					t.Errorf("no scan of %s filters by the window in the scan", tbl)
+				}
+			}
+		})
+	}
+}
+
+// explain returns the physical plan of query run with args.
+func explain(t *testing.T, conn *sql.Conn, query string, args []any) planNode {
+	t.Helper()
+	var key, value string
+	if err := conn.QueryRowContext(context.Background(), "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&key, &value); err != nil {
+		t.Fatal(err)
+	}
+	var roots []planNode
+	if err := json.Unmarshal([]byte(value), &roots); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if len(roots) != 1 {
+		t.Fatalf("plan has %d roots", len(roots))
+	}
+	return roots[0]
+}
