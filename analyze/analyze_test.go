@@ -50,28 +50,13 @@ func scenarioDB(t *testing.T, dir string) *store.DB {
 	return db
 }
 
-func scenarios(t *testing.T) []string {
-	t.Helper()
-	entries, err := os.ReadDir("samples")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() && e.Name() != "record" {
-			dirs = append(dirs, e.Name())
-		}
-	}
-	return dirs
-}
-
 // TestScenarioGoldens runs every rule on every recorded scenario and compares the findings
 // with samples/<scenario>/findings.golden (UPDATE_GOLDENS=1 rewrites them). It also checks that every rule
 // fires on some scenario and that nothing fires on samples/healthy.
 func TestScenarioGoldens(t *testing.T) {
 	rs := builtin(t)
 	fired := map[string]bool{}
-	for _, sc := range scenarios(t) {
+	for _, sc := range testutil.Scenarios(t, "samples") {
 		t.Run(sc, func(t *testing.T) {
 			rep, err := Run(context.Background(), scenarioDB(t, filepath.Join("samples", sc)), rs, Options{})
 			if err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/store"
+
+	"github.com/kubesift/kubesift/internal/testutil"
 )
 
 // planNode is one operator of DuckDB's EXPLAIN (FORMAT JSON).
@@ -90,7 +92,7 @@ func TestRulePlans(t *testing.T) {
 	}
 	defer db.Close()
 	var dirs []string
-	for _, sc := range scenarios(t) {
+	for _, sc := range testutil.Scenarios(t, "samples") {
 		dirs = append(dirs, filepath.Join("samples", sc))
 	}
 	inputs, err := ingest.ExpandPaths(dirs)

@@ -62,12 +62,12 @@ func TestReportsInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := map[string]*Document{}
-	for _, sc := range scenarios(t) { // before the browser starts: loading takes a while on a busy machine
+	for _, sc := range testutil.Scenarios(t, "samples") { // before the browser starts: loading takes a while on a busy machine
 		docs[sc] = scenarioDoc(t, sc)
 	}
 	browser := startBrowser(t, exe)
 	dir := t.TempDir()
-	for _, sc := range scenarios(t) {
+	for _, sc := range testutil.Scenarios(t, "samples") {
 		doc := docs[sc]
 		path := filepath.Join(dir, sc+".html")
 		f, err := os.Create(path)

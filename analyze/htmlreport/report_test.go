@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
@@ -26,24 +27,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(m.Run())
-}
-
-// updateGoldens is the project's one switch for rewriting goldens.
-var updateGoldens = os.Getenv("UPDATE_GOLDENS") == "1"
-
-func scenarios(t *testing.T) []string {
-	t.Helper()
-	entries, err := os.ReadDir("samples")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() && e.Name() != "record" {
-			dirs = append(dirs, e.Name())
-		}
-	}
-	return dirs
 }
 
 // docs caches scenarioDoc: the goldens and the browser test share them.
@@ -106,7 +89,7 @@ func checkGolden(t *testing.T, name string, doc any) {
 	}
 	got = append(got, '\n')
 	path := filepath.Join("analyze", "htmlreport", "testdata", name+".golden.json")
-	if updateGoldens {
+	if testutil.Updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +108,7 @@ func checkGolden(t *testing.T, name string, doc any) {
 // testdata/<scenario>.golden.json (UPDATE_GOLDENS=1 rewrites them), and checks that every
 // finding has its rule's charts, drawn.
 func TestScenarioGoldens(t *testing.T) {
-	for _, sc := range scenarios(t) {
+	for _, sc := range testutil.Scenarios(t, "samples") {
 		t.Run(sc, func(t *testing.T) {
 			doc := scenarioDoc(t, sc)
 			for _, f := range doc.Findings {

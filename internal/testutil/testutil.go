@@ -73,3 +73,23 @@ func NeedProgram(t testing.TB, install string, names ...string) string {
 	t.Skip(msg + "; skipped (under CI=true this fails)")
 	return ""
 }
+
+// Scenarios returns the names of the recorded scenarios, the directories of samplesDir other
+// than record/ (the recording scripts); a samplesDir that cannot be read fails the test.
+func Scenarios(t testing.TB, samplesDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "record" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if len(dirs) == 0 {
+		t.Fatalf("no scenarios in %s", samplesDir)
+	}
+	return dirs
+}
