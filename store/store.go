@@ -41,6 +41,8 @@ type DB struct {
 	memoryLimit string
 	sandbox     sync.Once
 	sandboxed   error
+	// scratch is a private directory removed on Close (a dataset's spill directory)
+	scratch string
 	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
 	Repaired map[string]int64
 }
@@ -241,5 +243,9 @@ func (db *DB) addMissingColumns(ctx context.Context, t Table) error {
 
 // Close closes the database and its connector.
 func (db *DB) Close() error {
-	return errors.Join(db.DB.Close(), db.connector.Close())
+	err := errors.Join(db.DB.Close(), db.connector.Close())
+	if db.scratch != "" {
+		err = errors.Join(err, os.RemoveAll(db.scratch))
+	}
+	return err
 }

@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A dataset is a directory of Hive-partitioned Parquet files, one directory per table:
+//
+//	DIR/<table>/cluster=<cluster>/date=<YYYY-MM-DD>/part-<i>.parquet
+//
+// written by ExportDataset and read back by OpenDataset. The partition keys are not stored in
+// the files: the cluster comes from the path (URL-escaped, as DuckDB writes it), the date is
+// the UTC day of the table's TimeColumn. Every table with evidence (Table.Evidence) has one.
+
+// DatasetPartitionKeys are the Hive partition keys of every dataset table, outermost first.
+var DatasetPartitionKeys = []string{"cluster", "date"}
+
+// datasetRowGroup bounds the row groups of dataset files: large enough for scans, small enough
+// in bytes that a reader buffers little per thread even with audit events of several KB.
+const (
+	datasetRowGroupRows  = 122880
+	datasetRowGroupBytes = "64MB"
+)
+
+// DatasetTables returns the tables a dataset holds: those filled by evidence.
+func DatasetTables() []Table {
+	var out []Table
+	for _, t := range Tables {
+		if t.Evidence != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// HasColumn reports whether t has a column named name.
+func (t Table) HasColumn(name string) bool {
+	return slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Name == name })
+}
+
+// DatasetPartition is one (table, cluster, day) directory an export wrote.
+type DatasetPartition struct {
+	Table, Cluster, Date string
+	Replaced             bool // an earlier export's files of that day were replaced
+}
+
+// DayWindow widens [since, until] to whole UTC days: a dataset export always writes whole days,
+// so that exporting a day again replaces it with all of its rows.
+func DayWindow(since, until *time.Time) (*time.Time, *time.Time) {
+	if since != nil {
+		s := since.UTC().Truncate(24 * time.Hour)
+		since = &s
+	}
+	if until != nil {
+		u := until.UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Nanosecond)
+		until = &u
+	}
+	return since, until
+}
+
+// ExportDataset writes the rows of tables observed in [since, until] (widened to whole UTC
+// days, see DayWindow) into the dataset dir, zstd-compressed. Rows whose cluster is unknown
+// ("", or a table without a cluster column) go to the partition of cluster. Each (table,
+// cluster, day) directory written replaces the one an earlier export left, atomically: the new
+// files are written into a staging directory under dir and swapped in with one rename, so a
+// reader sees either the old day or the new one. Partitions the export has no rows for are
+// left as they are.
+func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time, cluster string) ([]DatasetPartition, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating dataset %s: %w", dir, err)
+	}
+	since, until = DayWindow(since, until)
+	var written []DatasetPartition
+	for _, t := range tables {
+		if t.TimeColumn == "" || t.Evidence == "" {
+			return written, fmt.Errorf("table %s has no evidence time and is not part of a dataset", t.Name)
+		}
+		parts, err := db.exportDatasetTable(ctx, dir, t, since, until, cluster)
+		written = append(written, parts...)
+		if err != nil {
+			return written, fmt.Errorf("exporting %s into dataset %s: %w", t.Name, dir, err)
+		}
+	}
+	return written, nil
+}
+
+func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time, cluster string) (written []DatasetPartition, err error) {
+	stage, err := os.MkdirTemp(dir, ".staging-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(stage)) }()
+	clusterExpr := quote(cluster)
+	if t.HasColumn("cluster") {
+		clusterExpr = fmt.Sprintf("coalesce(nullif(cluster, ''), %s)", clusterExpr)
+	}
+	query := fmt.Sprintf(`SELECT %s, %s AS cluster, CAST(timezone('UTC', "%s") AS DATE) AS date FROM (%s)`,
+		datasetColumns(t), clusterExpr, t.TimeColumn, SelectRows(t, since, until))
+	staged := filepath.Join(stage, t.Name)
+	// preserve_insertion_order is off for ROW_GROUP_SIZE_BYTES; a dataset has no row order.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(ctx, "RESET preserve_insertion_order")
+	copyStmt := fmt.Sprintf(`COPY (%s) TO %s (FORMAT parquet, PARTITION_BY (%s), COMPRESSION zstd, FILENAME_PATTERN 'part-{i}', ROW_GROUP_SIZE %d, ROW_GROUP_SIZE_BYTES '%s')`,
+		query, quote(staged), strings.Join(DatasetPartitionKeys, ", "), datasetRowGroupRows, datasetRowGroupBytes)
+	if _, err := conn.ExecContext(ctx, copyStmt); err != nil {
+		return nil, err
+	}
+	days, err := filepath.Glob(filepath.Join(staged, "cluster=*", "date=*"))
+	if err != nil {
+		return nil, err
+	}
+	for _, day := range days {
+		rel, err := filepath.Rel(staged, day)
+		if err != nil {
+			return written, err
+		}
+		target := filepath.Join(dir, t.Name, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return written, err
+		}
+		replaced, err := swapIn(day, target)
+		if err != nil {
+			return written, fmt.Errorf("replacing %s: %w", target, err)
+		}
+		c, d := partitionValues(rel)
+		written = append(written, DatasetPartition{Table: t.Name, Cluster: c, Date: d, Replaced: replaced})
+	}
+	return written, nil
+}
+
+// datasetColumns lists t's columns for a dataset file: all but the partition keys, which are
+// in the path.
+func datasetColumns(t Table) string {
+	var cols []string
+	for _, c := range t.ColumnNames() {
+		if !slices.Contains(DatasetPartitionKeys, c) {
+			cols = append(cols, `"`+c+`"`)
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// swapIn moves the directory staged to target; an existing target is exchanged with it in one
+// rename (so readers never see the day missing) and then removed with the staging directory.
+func swapIn(staged, target string) (replaced bool, err error) {
+	if _, err := os.Lstat(target); errors.Is(err, os.ErrNotExist) {
+		return false, os.Rename(staged, target)
+	}
+	if err := exchange(staged, target); err != nil {
+		return false, err
+	}
+	return true, os.RemoveAll(staged) // staged now holds the old day
+}
+
+// partitionValues returns the cluster and date of a "cluster=…/date=…" path.
+func partitionValues(rel string) (cluster, date string) {
+	c, d := filepath.Split(rel)
+	cluster, _ = url.PathUnescape(strings.TrimPrefix(filepath.Clean(c), "cluster="))
+	return cluster, strings.TrimPrefix(d, "date=")
+}
+
+// DatasetClusters returns the clusters that have files in the dataset dir, sorted.
+func DatasetClusters(dir string) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("reading dataset: %w", err)
+	}
+	var clusters []string
+	for _, t := range DatasetTables() {
+		dirs, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*"))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			c, err := url.PathUnescape(strings.TrimPrefix(filepath.Base(d), "cluster="))
+			if err != nil {
+				return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, d, err)
+			}
+			if !slices.Contains(clusters, c) {
+				clusters = append(clusters, c)
+			}
+		}
+	}
+	slices.Sort(clusters)
+	return clusters, nil
+}
+
+// OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
+// the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
+// DuckDB: the rules and user SQL see the tables they expect. DuckDB reads the files lazily and
+// skips the other clusters' and days' files (the views filter on the partition keys). Only dir
+// (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
+// and a table the dataset has no files for is an empty view.
+func OpenDataset(ctx context.Context, dir, cluster string, from, to *time.Time, opt Options) (*DB, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
+	}
+	spill, err := os.MkdirTemp("", "kubesift-dataset-")
+	if err != nil {
+		return nil, err
+	}
+	opt.ReadOnly = true // no tables: the views below stand for them
+	db, err := Open(ctx, InMemory, opt)
+	if err != nil {
+		os.RemoveAll(spill)
+		return nil, err
+	}
+	db.scratch = spill
+	setup := []string{
+		"SET temp_directory = " + quote(spill),
+		fmt.Sprintf("SET allowed_directories = [%s, %s]", quote(abs+string(filepath.Separator)), quote(spill+string(filepath.Separator))),
+	}
+	for _, stmt := range setup {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, stmt, err)
+		}
+	}
+	for _, t := range Tables {
+		view, err := db.datasetView(ctx, abs, t, cluster, from, to)
+		if err == nil {
+			_, err = db.ExecContext(ctx, view)
+		}
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
+		}
+	}
+	return db, nil
+}
+
+// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir.
+func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (string, error) {
+	glob := filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet")
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return "", err
+	}
+	present := map[string]bool{}
+	source := "(SELECT 1) WHERE false"
+	if t.Evidence != "" && len(files) > 0 {
+		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", quote(glob))
+		rows, err := db.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+scan+")")
+		if err != nil {
+			return "", err
+		}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				rows.Close()
+				return "", err
+			}
+			present[name] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return "", err
+		}
+		conds := []string{"cluster = " + quote(cluster)}
+		if from != nil {
+			conds = append(conds, "date >= "+quote(from.UTC().Format(time.DateOnly))+"::DATE")
+		}
+		if to != nil {
+			conds = append(conds, "date <= "+quote(to.UTC().Format(time.DateOnly))+"::DATE")
+		}
+		source = scan + " WHERE " + strings.Join(conds, " AND ")
+	}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		value := "NULL" // a column the files predate
+		if present[c.Name] {
+			value = `"` + c.Name + `"`
+		}
+		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
+	}
+	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), nil
+}

@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// datasetDB returns a database file with audit events of clusters a and "" (unknown) and
+// conntrack limits (a table without a cluster column) over two days.
+func datasetDB(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, stmt := range []string{
+		`INSERT INTO audit_events (audit_id, stage, verb, cluster, stage_at, annotations, request_object, groups)
+		 SELECT 'id-' || i, 'ResponseComplete', 'get', CASE WHEN i % 2 = 0 THEN 'a' ELSE '' END,
+		        TIMESTAMPTZ '2026-11-21 20:00:00+00' + i * INTERVAL 1 hour, MAP {'k': 'v'}, '{"kind":"Pod"}', ['system:masters']
+		 FROM range(10) r(i)`,
+		`INSERT INTO conntrack_limits (node, captured_at) VALUES ('n1', TIMESTAMPTZ '2026-11-21 23:00:00+00')`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+func datasetFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func count(t *testing.T, db *DB, query string) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRowContext(context.Background(), query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func TestExportDatasetLayoutAndReplace(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	tables := []Table{auditEventsTable, conntrackLimits()}
+	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"audit_events/cluster=a/date=2026-11-21/part-0.parquet",
+		"audit_events/cluster=a/date=2026-11-22/part-0.parquet",
+		"audit_events/cluster=lab/date=2026-11-21/part-0.parquet",
+		"audit_events/cluster=lab/date=2026-11-22/part-0.parquet",
+		"conntrack_limits/cluster=lab/date=2026-11-21/part-0.parquet",
+	}
+	if got := datasetFiles(t, dir); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(parts) != 5 || parts[0] != (DatasetPartition{Table: "audit_events", Cluster: "a", Date: "2026-11-21"}) {
+		t.Fatalf("partitions %+v", parts)
+	}
+
+	// Exporting one day again replaces that day (with all of its rows, whatever the window's
+	// hours) and leaves the other day alone.
+	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events WHERE audit_id IN ('id-0', 'id-8')"); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 11, 21, 23, 30, 0, 0, time.UTC)
+	until := since.Add(10 * time.Minute)
+	parts, err = db.ExportDataset(ctx, dir, tables, &since, &until, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if !p.Replaced || p.Date != "2026-11-21" {
+			t.Errorf("re-export wrote %+v, want the replaced day 2026-11-21", p)
+		}
+	}
+	if got := datasetFiles(t, dir); len(got) != len(want) {
+		t.Fatalf("after re-export: %v", got)
+	}
+	ds, err := OpenDataset(ctx, dir, "a", nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	// a: ids 0,2 on the 21st (0 deleted and replaced), 4,6,8 on the 22nd (8 deleted, not re-exported)
+	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 4 {
+		t.Errorf("cluster a has %d events after re-exporting 2026-11-21, want 4", n)
+	}
+}
+
+func conntrackLimits() Table {
+	t, _ := Lookup("conntrack_limits")
+	return t
+}
+
+func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ds, err := OpenDataset(ctx, dir, "lab", &day, &day, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	// the same rows, columns and types as the database, restricted to cluster lab's 2026-11-22
+	if n := count(t, ds, "SELECT count(*) FROM audit_events WHERE cluster = 'lab' AND (request_object->>'kind') = 'Pod' AND annotations['k'] = 'v' AND groups[1] = 'system:masters'"); n != 3 {
+		t.Errorf("%d events of lab on 2026-11-22, want 3", n)
+	}
+	if n := count(t, ds, "SELECT count(*) FROM conntrack_limits"); n != 0 {
+		t.Errorf("conntrack_limits of 2026-11-21 seen in 2026-11-22: %d", n)
+	}
+	for _, table := range Tables {
+		if got, want := columnTypes(t, ds, table.Name), columnTypes(t, db, table.Name); got != want {
+			t.Errorf("view %s:\n%s\nwant (as in the database)\n%s", table.Name, got, want)
+		}
+	}
+	var plan strings.Builder
+	rows, err := ds.QueryContext(ctx, "EXPLAIN SELECT count(*) FROM audit_events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k, v string
+		rows.Scan(&k, &v)
+		plan.WriteString(v)
+	}
+	rows.Close()
+	if !strings.Contains(plan.String(), "Scanning Files: 1/4") {
+		t.Errorf("cluster and day do not prune the files:\n%s", plan.String())
+	}
+
+	os.WriteFile(filepath.Join(t.TempDir(), "secret.csv"), []byte("a\n1\n"), 0o600)
+	sb, err := ds.Sandboxed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	var n int64
+	if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM audit_events").Scan(&n); err != nil || n != 3 {
+		t.Errorf("sandboxed view: %d rows, %v", n, err)
+	}
+	outside, _ := filepath.Abs("dataset_test.go")
+	for _, q := range []string{
+		"SELECT count(*) FROM read_text(" + quote(outside) + ")",
+		"SELECT count(*) FROM read_text(" + quote(dir+"/../") + " || '*')",
+	} {
+		if err := sb.QueryRowContext(ctx, q).Scan(&n); err == nil {
+			t.Errorf("%s ran in the dataset's sandbox", q)
+		}
+	}
+}
+
+func TestDatasetClusters(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil, "prod/eu 1"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DatasetClusters(dir)
+	if err != nil || strings.Join(got, ",") != "a,prod/eu 1" {
+		t.Fatalf("clusters %q, %v", got, err)
+	}
+	if _, err := DatasetClusters(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing dataset has no error")
+	}
+}
+
+// columnTypes lists the columns and types of table in db.
+func columnTypes(t *testing.T, db *DB, table string) string {
+	t.Helper()
+	var s string
+	err := db.QueryRowContext(context.Background(), `SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index)
+		FROM duckdb_columns() WHERE table_name = $1 AND database_name = current_database()`, table).Scan(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
