@@ -67,13 +67,13 @@ func DayWindow(since, until *time.Time) (*time.Time, *time.Time) {
 }
 
 // ExportDataset writes the rows of tables observed in [since, until] (widened to whole UTC
-// days, see DayWindow) into the dataset dir, zstd-compressed. Rows whose cluster is unknown
-// ("", or a table without a cluster column) go to the partition of cluster. Each (table,
+// days, see DayWindow) into the dataset dir, zstd-compressed, partitioned by their cluster
+// column (a table without one, or a NULL, goes to cluster "", the unknown cluster). Each (table,
 // cluster, day) directory written replaces the one an earlier export left, atomically: the new
 // files are written into a staging directory under dir and swapped in with one rename, so a
 // reader sees either the old day or the new one. Partitions the export has no rows for are
 // left as they are.
-func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time, cluster string) ([]DatasetPartition, error) {
+func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time) ([]DatasetPartition, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating dataset %s: %w", dir, err)
 	}
@@ -83,7 +83,7 @@ func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, sin
 		if t.TimeColumn == "" || t.Evidence == "" {
 			return written, fmt.Errorf("table %s has no evidence time and is not part of a dataset", t.Name)
 		}
-		parts, err := db.exportDatasetTable(ctx, dir, t, since, until, cluster)
+		parts, err := db.exportDatasetTable(ctx, dir, t, since, until)
 		written = append(written, parts...)
 		if err != nil {
 			return written, fmt.Errorf("exporting %s into dataset %s: %w", t.Name, dir, err)
@@ -92,15 +92,15 @@ func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, sin
 	return written, nil
 }
 
-func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time, cluster string) (written []DatasetPartition, err error) {
+func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time) (written []DatasetPartition, err error) {
 	stage, err := os.MkdirTemp(dir, ".staging-")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(stage)) }()
-	clusterExpr := quote(cluster)
+	clusterExpr := "''"
 	if t.HasColumn("cluster") {
-		clusterExpr = fmt.Sprintf("coalesce(nullif(cluster, ''), %s)", clusterExpr)
+		clusterExpr = "coalesce(cluster, '')"
 	}
 	query := fmt.Sprintf(`SELECT %s, %s AS cluster, CAST(timezone('UTC', "%s") AS DATE) AS date FROM (%s)`,
 		datasetColumns(t), clusterExpr, t.TimeColumn, SelectRows(t, since, until))

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// datasetDB returns a database file with audit events of clusters a and "" (unknown) and
+// datasetDB returns a database file with audit events of clusters "prod/eu 1" and "" (unknown) and
 // conntrack limits (a table without a cluster column) over two days.
 func datasetDB(t *testing.T) *DB {
 	t.Helper()
@@ -21,7 +21,7 @@ func datasetDB(t *testing.T) *DB {
 	t.Cleanup(func() { db.Close() })
 	for _, stmt := range []string{
 		`INSERT INTO audit_events (audit_id, stage, verb, cluster, stage_at, annotations, request_object, groups)
-		 SELECT 'id-' || i, 'ResponseComplete', 'get', CASE WHEN i % 2 = 0 THEN 'a' ELSE '' END,
+		 SELECT 'id-' || i, 'ResponseComplete', 'get', CASE WHEN i % 2 = 0 THEN 'prod/eu 1' ELSE '' END,
 		        TIMESTAMPTZ '2026-11-21 20:00:00+00' + i * INTERVAL 1 hour, MAP {'k': 'v'}, '{"kind":"Pod"}', ['system:masters']
 		 FROM range(10) r(i)`,
 		`INSERT INTO conntrack_limits (node, captured_at) VALUES ('n1', TIMESTAMPTZ '2026-11-21 23:00:00+00')`,
@@ -63,21 +63,21 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	db := datasetDB(t)
 	dir := t.TempDir()
 	tables := []Table{auditEventsTable, conntrackLimits()}
-	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil, "lab")
+	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"audit_events/cluster=a/date=2026-11-21/part-0.parquet",
-		"audit_events/cluster=a/date=2026-11-22/part-0.parquet",
-		"audit_events/cluster=lab/date=2026-11-21/part-0.parquet",
-		"audit_events/cluster=lab/date=2026-11-22/part-0.parquet",
-		"conntrack_limits/cluster=lab/date=2026-11-21/part-0.parquet",
+		"audit_events/cluster=/date=2026-11-21/part-0.parquet",
+		"audit_events/cluster=/date=2026-11-22/part-0.parquet",
+		"audit_events/cluster=prod%2Feu%201/date=2026-11-21/part-0.parquet",
+		"audit_events/cluster=prod%2Feu%201/date=2026-11-22/part-0.parquet",
+		"conntrack_limits/cluster=/date=2026-11-21/part-0.parquet",
 	}
 	if got := datasetFiles(t, dir); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(parts) != 5 || parts[0] != (DatasetPartition{Table: "audit_events", Cluster: "a", Date: "2026-11-21"}) {
+	if len(parts) != 5 || parts[0] != (DatasetPartition{Table: "audit_events", Cluster: "", Date: "2026-11-21"}) {
 		t.Fatalf("partitions %+v", parts)
 	}
 
@@ -88,7 +88,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	}
 	since := time.Date(2026, 11, 21, 23, 30, 0, 0, time.UTC)
 	until := since.Add(10 * time.Minute)
-	parts, err = db.ExportDataset(ctx, dir, tables, &since, &until, "lab")
+	parts, err = db.ExportDataset(ctx, dir, tables, &since, &until)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +100,14 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	if got := datasetFiles(t, dir); len(got) != len(want) {
 		t.Fatalf("after re-export: %v", got)
 	}
-	ds, err := OpenDataset(ctx, dir, "a", nil, nil, Options{})
+	ds, err := OpenDataset(ctx, dir, "prod/eu 1", nil, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ds.Close()
-	// a: ids 0,2 on the 21st (0 deleted and replaced), 4,6,8 on the 22nd (8 deleted, not re-exported)
+	// prod/eu 1: ids 0,2 on the 21st (0 deleted and replaced), 4,6,8 on the 22nd (8 deleted, not re-exported)
 	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 4 {
-		t.Errorf("cluster a has %d events after re-exporting 2026-11-21, want 4", n)
+		t.Errorf("cluster prod/eu 1 has %d events after re-exporting 2026-11-21, want 4", n)
 	}
 }
 
@@ -120,18 +120,18 @@ func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil, "lab"); err != nil {
+	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	ds, err := OpenDataset(ctx, dir, "lab", &day, &day, Options{})
+	ds, err := OpenDataset(ctx, dir, "", &day, &day, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ds.Close()
-	// the same rows, columns and types as the database, restricted to cluster lab's 2026-11-22
-	if n := count(t, ds, "SELECT count(*) FROM audit_events WHERE cluster = 'lab' AND (request_object->>'kind') = 'Pod' AND annotations['k'] = 'v' AND groups[1] = 'system:masters'"); n != 3 {
-		t.Errorf("%d events of lab on 2026-11-22, want 3", n)
+	// the same rows, columns and types as the database, restricted to the unknown cluster's 2026-11-22
+	if n := count(t, ds, "SELECT count(*) FROM audit_events WHERE cluster = '' AND (request_object->>'kind') = 'Pod' AND annotations['k'] = 'v' AND groups[1] = 'system:masters'"); n != 3 {
+		t.Errorf("%d events of the unknown cluster on 2026-11-22, want 3", n)
 	}
 	if n := count(t, ds, "SELECT count(*) FROM conntrack_limits"); n != 0 {
 		t.Errorf("conntrack_limits of 2026-11-21 seen in 2026-11-22: %d", n)
@@ -181,11 +181,11 @@ func TestDatasetClusters(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil, "prod/eu 1"); err != nil {
+	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := DatasetClusters(dir)
-	if err != nil || strings.Join(got, ",") != "a,prod/eu 1" {
+	if err != nil || strings.Join(got, ",") != ",prod/eu 1" {
 		t.Fatalf("clusters %q, %v", got, err)
 	}
 	if _, err := DatasetClusters(filepath.Join(dir, "missing")); err == nil {
