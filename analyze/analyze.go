@@ -140,8 +140,15 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		rep.Findings = append(rep.Findings, findings...)
 		rep.Outcomes = append(rep.Outcomes, out)
 	}
-	sort.SliceStable(rep.Findings, func(i, j int) bool {
-		a, b := rep.Findings[i], rep.Findings[j]
+	sortFindings(rep.Findings)
+	return rep, nil
+}
+
+// sortFindings orders findings most severe first, then by first seen, rule, namespace, name
+// and subject.
+func sortFindings(findings []Finding) {
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
 		if a.Severity.Rank() != b.Severity.Rank() {
 			return a.Severity.Rank() > b.Severity.Rank()
 		}
@@ -151,7 +158,6 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return strings.Join([]string{a.Rule, a.Namespace, a.Name, a.Subject}, "\x00") <
 			strings.Join([]string{b.Rule, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
-	return rep, nil
 }
 
 // createMacros defines the macros the queries share (queries/macros.sql) on conn, as TEMP

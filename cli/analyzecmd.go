@@ -109,74 +109,99 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 	return rs, set, nil
 }
 
-// analyzeAndReport runs the rules over db and writes the report. When some rules failed it
-// returns an ExitPartial error (the report holds the others' findings), else with --fail-on an
-// ExitFindings error when a finding is at or above that severity. defaultSince is the window's start
-// when --since is not given (nil: unbounded).
-func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
+// analysis is an analysis's command line, checked: the rules, the window, what to fail on.
+type analysis struct {
+	rules        []rules.Rule
+	set          map[string]map[string]any
+	since, until *time.Time
+	failOn       rules.Severity
+	sups         []analyze.Suppression
+	now          time.Time
+}
+
+// prepare checks the analysis flags. defaultSince is the window's start when --since is not
+// given (nil: unbounded).
+func (f *analyzeFlags) prepare(defaultSince *time.Time) (*analysis, error) {
 	rs, set, err := f.selectRules()
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	since, err := parseTime("since", f.since, now)
-	if err != nil {
+	a := &analysis{rules: rs, set: set, now: time.Now()}
+	if a.since, err = parseTime("since", f.since, a.now); err != nil {
 		return nil, err
 	}
 	if f.since == "" {
-		since = defaultSince
+		a.since = defaultSince
 	}
-	until, err := parseTime("until", f.until, now)
-	if err != nil {
+	if a.until, err = parseTime("until", f.until, a.now); err != nil {
 		return nil, err
 	}
-	var failOn rules.Severity
 	if f.failOn != "" {
-		if failOn, err = rules.ParseSeverity(f.failOn); err != nil {
+		if a.failOn, err = rules.ParseSeverity(f.failOn); err != nil {
 			return nil, usageError{err}
 		}
 	}
-	var sups []analyze.Suppression
 	if f.ignore != "" {
 		b, err := os.ReadFile(f.ignore)
 		if err != nil {
 			return nil, fmt.Errorf("--ignore: %w", err)
 		}
-		if sups, err = analyze.ParseSuppressions(f.ignore, b, rs); err != nil {
+		if a.sups, err = analyze.ParseSuppressions(f.ignore, b, rs); err != nil {
 			return nil, err
 		}
 	}
-	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
+	return a, nil
+}
+
+// run runs the rules over db.
+func (a *analysis) run(ctx context.Context, db *store.DB) (*analyze.Report, error) {
+	return analyze.Run(ctx, db, a.rules, analyze.Options{Since: a.since, Until: a.until, Set: a.set})
+}
+
+// analyzeAndReport runs the rules over db and writes the report (see report).
+func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
+	a, err := f.prepare(defaultSince)
 	if err != nil {
 		return nil, err
 	}
+	rep, err := a.run(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return rep, f.report(ctx, w, db, a, rep)
+}
+
+// report filters and writes rep (db serves the html report's chart queries). When some rules
+// failed it returns an ExitPartial error (the report holds the others' findings), else with
+// --fail-on an ExitFindings error when a finding is at or above that severity.
+func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a *analysis, rep *analyze.Report) error {
 	rep.Version = Version
 	if len(f.namespaces) > 0 {
 		rep.KeepNamespaces(f.namespaces)
 	}
-	rep.Suppress(sups, now)
+	rep.Suppress(a.sups, a.now)
 	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
-		return rep, err
+		return err
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		errs := make([]error, len(failed))
 		for i, o := range failed {
 			errs[i] = o.Err
 		}
-		return rep, exitError{ExitPartial, fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
+		return exitError{ExitPartial, fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
 	}
-	if failOn != "" {
+	if a.failOn != "" {
 		n := 0
 		for _, fd := range rep.Findings {
-			if fd.Severity.Rank() >= failOn.Rank() {
+			if fd.Severity.Rank() >= a.failOn.Rank() {
 				n++
 			}
 		}
 		if n > 0 {
-			return rep, exitError{ExitFindings, fmt.Errorf("%s at or above %s", pluralFindings(n), failOn)}
+			return exitError{ExitFindings, fmt.Errorf("%s at or above %s", pluralFindings(n), a.failOn)}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 func pluralFindings(n int) string {
@@ -190,10 +215,14 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	fs, c := newFlags(e, "analyze", "",
 		"Run the rules over a database and report the findings, most severe first. A rule whose\n"+
 			"input tables are empty is reported as not evaluated. Exit code 3 with --fail-on when a\n"+
-			"finding reaches that severity.")
+			"finding reaches that severity.\n\n"+
+			"--dataset DIR runs them over a dataset that export --dataset wrote instead, one cluster at a\n"+
+			"time (--cluster: that one only), reading only the files of the days the window needs.")
 	c.addDB(fs, e, "database file to analyse")
 	var f analyzeFlags
 	addAnalyzeFlags(fs, &f)
+	dataset := fs.String("dataset", "", "analyse this dataset directory (see export --dataset) instead of --db")
+	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -206,6 +235,16 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := f.output.checkTerminal(e.stdout); err != nil {
 		return err
 	}
+	if *dataset != "" || fs.Changed("cluster") {
+		if *dataset == "" || fs.Changed("db") {
+			return usagef("--cluster goes with --dataset, and --dataset replaces --db")
+		}
+		var only *string
+		if fs.Changed("cluster") {
+			only = cluster
+		}
+		return f.analyzeDataset(ctx, e, c, *dataset, only)
+	}
 	db, err := c.openDB(ctx, c.db, true)
 	if err != nil {
 		return err
@@ -213,4 +252,58 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	defer db.Close()
 	_, err = f.analyzeAndReport(ctx, e.stdout, db, nil)
 	return err
+}
+
+// analyzeDataset runs the rules over the dataset dir: over each of its clusters in turn (only,
+// when given), each in a DuckDB of its own that reads only the days the window and the rules'
+// lookback need, and reports the findings of all.
+func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlags, dir string, only *string) error {
+	a, err := f.prepare(nil)
+	if err != nil {
+		return err
+	}
+	clusters := []string{}
+	if only != nil {
+		clusters = append(clusters, *only)
+	} else if clusters, err = store.DatasetClusters(dir); err != nil {
+		return err
+	} else if len(clusters) == 0 {
+		return fmt.Errorf("dataset %s holds no partitions (cluster=…/date=…): write one with export --dataset", dir)
+	}
+	if len(clusters) > 1 && f.output.format == "html" {
+		return usagef("-o html draws the charts of one cluster: add --cluster (the dataset has %d: %s)", len(clusters), strings.Join(clusters, ", "))
+	}
+	from, to := datasetDays(a)
+	var reps []*analyze.Report
+	var last *store.DB
+	for _, cl := range clusters {
+		if last != nil {
+			last.Close()
+		}
+		if last, err = store.OpenDataset(ctx, dir, cl, from, to, store.Options{MemoryLimit: c.memoryLimit}); err != nil {
+			return err
+		}
+		rep, err := a.run(ctx, last)
+		if err != nil {
+			last.Close()
+			return fmt.Errorf("cluster %q: %w", cl, err)
+		}
+		reps = append(reps, rep)
+	}
+	defer last.Close()
+	return f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
+}
+
+// datasetDays returns the days of a dataset an analysis reads: from the start of the longest
+// lookback before --since to --until (nil: unbounded).
+func datasetDays(a *analysis) (from, to *time.Time) {
+	if a.since != nil {
+		var lookback time.Duration
+		for _, r := range a.rules {
+			lookback = max(lookback, r.LookbackDuration())
+		}
+		start := a.since.Add(-lookback)
+		from = &start
+	}
+	return from, a.until
 }

@@ -17,23 +17,33 @@ import (
 )
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs, c := newFlags(e, "export", "-o csv|xlsx|parquet --out DIR|FILE",
+	fs, c := newFlags(e, "export", "-o csv|xlsx|parquet --out DIR|FILE | --dataset DIR",
 		"Export the normalized tables for a notebook or a spreadsheet: -o csv and -o parquet write\n"+
 			"DIR/<table>.csv|.parquet (DIR is created if missing), -o xlsx one workbook FILE with a sheet\n"+
 			"per table. Without --table, every table that has rows. --since/--until keep the rows whose\n"+
 			"time is in the window: audit_events.stage_at, ingest_files.finished_at, runs.started_at and\n"+
 			"captured_at elsewhere (rows without a time are left out); ingest_errors has no time and is\n"+
 			"exported whole.\n\n"+
+			"--dataset DIR adds the evidence tables to a dataset for analyze --dataset and distributed SQL\n"+
+			"engines: Hive-partitioned Parquet, DIR/<table>/cluster=<cluster>/date=<YYYY-MM-DD>/part-<i>.parquet\n"+
+			"(zstd; the cluster is the rows' own, the date the UTC day of their time). It writes whole\n"+
+			"days (--since/--until pick the days) and each day it writes replaces that day's files\n"+
+			"atomically, so a CronJob can export the same day again. See docs/dataset.md.\n\n"+
 			"Examples:\n"+
 			"  kubesift export --db pm.duckdb -o parquet --out pm/\n"+
-			"  kubesift export --db pm.duckdb --table audit_events --since 2026-11-21T05:50:00Z -o xlsx --out audit.xlsx")
+			"  kubesift export --db pm.duckdb --table audit_events --since 2026-11-21T05:50:00Z -o xlsx --out audit.xlsx\n"+
+			"  kubesift export --db /var/lib/kubesift/kubesift.duckdb --since 24h --dataset /data/kubesift")
 	c.addDB(fs, e, "database file to export")
 	tables := fs.StringArray("table", nil, "export this table (repeatable; see 'kubesift schema'); default: every table with rows")
 	sinceFlag := fs.String("since", "", "keep rows from this time: RFC3339 or a duration before now (2h)")
 	untilFlag := fs.String("until", "", "keep rows up to this time: RFC3339 or a duration before now")
 	out := addOutputFlag(fs, "csv", "csv", "xlsx", "parquet")
+	dataset := fs.String("dataset", "", "add the evidence tables to this dataset directory (Hive-partitioned Parquet by cluster and day) instead of -o/--out")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *dataset != "" {
+		return exportDataset(ctx, e, fs, c, *dataset, *tables, *sinceFlag, *untilFlag)
 	}
 	chosen, since, until, err := checkExport(fs, out, *tables, *sinceFlag, *untilFlag)
 	if err != nil {
@@ -197,4 +207,63 @@ func exportSheet(ctx context.Context, db *store.DB, wb *tabular.Workbook, name, 
 	}
 	_, err = wb.AddSheet(tabular.Sheet{Name: name, Table: t})
 	return n, err
+}
+
+// exportDataset runs export --dataset.
+func exportDataset(ctx context.Context, e *env, fs *pflag.FlagSet, c *commonFlags, dir string, tables []string, sinceFlag, untilFlag string) error {
+	for _, name := range []string{"output", "out", "force"} {
+		if fs.Changed(name) {
+			return usagef("--%s does not go with --dataset (a dataset is Parquet files in its directory)", name)
+		}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	now := time.Now()
+	since, err := parseTime("since", sinceFlag, now)
+	if err != nil {
+		return err
+	}
+	until, err := parseTime("until", untilFlag, now)
+	if err != nil {
+		return err
+	}
+	chosen := store.DatasetTables()
+	if len(tables) > 0 {
+		chosen = nil
+		for _, name := range tables {
+			t, ok := store.Lookup(name)
+			if !ok || t.Evidence == "" {
+				return usagef("table %q is not one a dataset holds (%s)", name, strings.Join(tableNames(store.DatasetTables()), ", "))
+			}
+			chosen = append(chosen, t)
+		}
+	}
+	db, err := c.openDB(ctx, c.db, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	parts, err := db.ExportDataset(ctx, dir, chosen, since, until)
+	if log := e.logWriter(c.quiet); log != nil {
+		for _, p := range parts {
+			verb := "written"
+			if p.Replaced {
+				verb = "replaced"
+			}
+			fmt.Fprintf(log, "%s: cluster %q, %s %s\n", p.Table, p.Cluster, p.Date, verb)
+		}
+		if err == nil && len(parts) == 0 {
+			fmt.Fprintf(log, "%s holds no evidence rows in the window: nothing written to %s\n", db.Path, dir)
+		}
+	}
+	return err
+}
+
+func tableNames(tables []store.Table) []string {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	return names
 }

@@ -1,0 +1,48 @@
+package analyze
+
+import (
+	"errors"
+
+	"github.com/kubesift/kubesift/store"
+)
+
+// Merge combines the reports of the same rules run separately over parts of the evidence (each
+// cluster of a dataset, see store.OpenDataset) into one report: the findings of all, the row
+// counts added up, and per rule evaluated if it was anywhere, its findings added up and its
+// failures joined. Suppressions are applied to the merged report, not before.
+func Merge(reps []*Report) *Report {
+	if len(reps) == 1 {
+		return reps[0]
+	}
+	out := &Report{}
+	rows := map[string]int64{}
+	for i, rep := range reps {
+		if i == 0 {
+			out.Since, out.Until = rep.Since, rep.Until
+			out.Outcomes = append(out.Outcomes, rep.Outcomes...)
+		} else {
+			for j, o := range rep.Outcomes {
+				m := &out.Outcomes[j]
+				m.Findings += o.Findings
+				m.Err = errors.Join(m.Err, o.Err)
+				if o.Evaluated && !m.Evaluated {
+					m.Evaluated, m.Reason = true, ""
+				}
+				if m.Reason == "" && !m.Evaluated {
+					m.Reason = o.Reason
+				}
+			}
+		}
+		out.Findings = append(out.Findings, rep.Findings...)
+		for _, in := range rep.Inputs {
+			rows[in.Table] += in.Rows
+		}
+	}
+	for _, t := range store.Tables {
+		if n := rows[t.Name]; n > 0 {
+			out.Inputs = append(out.Inputs, Input{t.Name, n})
+		}
+	}
+	sortFindings(out.Findings)
+	return out
+}
