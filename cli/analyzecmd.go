@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -217,12 +219,18 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 			"input tables are empty is reported as not evaluated. Exit code 3 with --fail-on when a\n"+
 			"finding reaches that severity.\n\n"+
 			"--dataset DIR runs them over a dataset that export --dataset wrote instead, one cluster at a\n"+
-			"time (--cluster: that one only), reading only the files of the days the window needs.")
+			"time (--cluster: that one only), reading only the files of the days the window needs.\n"+
+			"--partition N analyses only the Nth (from 0) of the dataset's (cluster, day) partitions in\n"+
+			"the window, in order of cluster and day, and --findings-dir writes its findings as Parquet\n"+
+			"to DIR/cluster=<cluster>/date=<day>/findings.parquet: one Indexed Job pod per partition\n"+
+			"(--partition $(JOB_COMPLETION_INDEX), see deploy/kubernetes/indexed-job/).")
 	c.addDB(fs, e, "database file to analyse")
 	var f analyzeFlags
 	addAnalyzeFlags(fs, &f)
 	dataset := fs.String("dataset", "", "analyse this dataset directory (see export --dataset) instead of --db")
 	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
+	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
+	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -235,13 +243,19 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if err := f.output.checkTerminal(e.stdout); err != nil {
 		return err
 	}
-	if *dataset != "" || fs.Changed("cluster") {
+	if *dataset != "" || fs.Changed("cluster") || fs.Changed("partition") || fs.Changed("findings-dir") {
 		if *dataset == "" || fs.Changed("db") {
-			return usagef("--cluster goes with --dataset, and --dataset replaces --db")
+			return usagef("--cluster and --partition go with --dataset, and --dataset replaces --db")
+		}
+		if *findingsDir != "" && !fs.Changed("partition") {
+			return usagef("--findings-dir goes with --partition (it names the files after the partition's cluster and day)")
 		}
 		var only *string
 		if fs.Changed("cluster") {
 			only = cluster
+		}
+		if fs.Changed("partition") {
+			return f.analyzeDatasetPartition(ctx, e, c, *dataset, only, *partition, *findingsDir)
 		}
 		return f.analyzeDataset(ctx, e, c, *dataset, only)
 	}
@@ -273,7 +287,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	if len(clusters) > 1 && f.output.format == "html" {
 		return usagef("-o html draws the charts of one cluster: add --cluster (the dataset has %d: %s)", len(clusters), strings.Join(clusters, ", "))
 	}
-	from, to := datasetDays(a)
+	from, to := readDays(a)
 	var reps []*analyze.Report
 	var last *store.DB
 	for _, cl := range clusters {
@@ -294,9 +308,70 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	return f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
 }
 
-// datasetDays returns the days of a dataset an analysis reads: from the start of the longest
+// analyzeDatasetPartition runs the rules over the nth (cluster, day) partition of the dataset
+// dir in the window (of cluster only, when given), with the window cut to that day, and writes
+// the findings into findingsDir too when given.
+func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *commonFlags, dir string, only *string, n int, findingsDir string) error {
+	a, err := f.prepare(nil)
+	if err != nil {
+		return err
+	}
+	all, err := store.DatasetDays(dir)
+	if err != nil {
+		return err
+	}
+	var days []store.DatasetPartition
+	for _, d := range all {
+		start, err := time.Parse(time.DateOnly, d.Date)
+		if err != nil {
+			continue // __HIVE_DEFAULT_PARTITION__: rows without a time belong to no day
+		}
+		end := start.Add(24*time.Hour - time.Nanosecond)
+		if (only == nil || *only == d.Cluster) && (a.since == nil || !end.Before(*a.since)) && (a.until == nil || !start.After(*a.until)) {
+			days = append(days, d)
+		}
+	}
+	if n < 0 || n >= len(days) {
+		return usagef("--partition %d: the dataset has %d (cluster, day) partitions in the window (0 to %d)", n, len(days), len(days)-1)
+	}
+	p := days[n]
+	start, _ := time.Parse(time.DateOnly, p.Date)
+	end := start.Add(24*time.Hour - time.Nanosecond)
+	if a.since == nil || a.since.Before(start) {
+		a.since = &start
+	}
+	if a.until == nil || a.until.After(end) {
+		a.until = &end
+	}
+	from, to := readDays(a)
+	db, err := store.OpenDataset(ctx, dir, p.Cluster, from, to, store.Options{MemoryLimit: c.memoryLimit})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if log := e.logWriter(c.quiet); log != nil {
+		fmt.Fprintf(log, "partition %d of %d: cluster %q, %s\n", n, len(days), p.Cluster, p.Date)
+	}
+	rep, err := a.run(ctx, db)
+	if err != nil {
+		return fmt.Errorf("cluster %q, %s: %w", p.Cluster, p.Date, err)
+	}
+	reportErr := f.report(ctx, e.stdout, db, a, rep)
+	if findingsDir != "" {
+		path := filepath.Join(findingsDir, "cluster="+url.PathEscape(p.Cluster), "date="+p.Date, "findings.parquet")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := writeFile(path, "parquet", true, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "parquet") }); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return reportErr
+}
+
+// readDays returns the days of a dataset an analysis reads: from the start of the longest
 // lookback before --since to --until (nil: unbounded).
-func datasetDays(a *analysis) (from, to *time.Time) {
+func readDays(a *analysis) (from, to *time.Time) {
 	if a.since != nil {
 		var lookback time.Duration
 		for _, r := range a.rules {

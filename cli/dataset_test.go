@@ -76,6 +76,8 @@ func TestDatasetFlags(t *testing.T) {
 		{"export", "--dataset", dataset, "--table", "runs"},
 		{"analyze", "--cluster", "a"},
 		{"analyze", "--dataset", dataset, "--db", "k.duckdb"},
+		{"analyze", "--dataset", dataset, "--findings-dir", dataset},
+		{"analyze", "--partition", "0"},
 	} {
 		if r := runCLI(t, args...); r.code != ExitUsage {
 			t.Errorf("%s: exit %d (%s), want usage error", strings.Join(args, " "), r.code, r.stderr)
@@ -83,5 +85,31 @@ func TestDatasetFlags(t *testing.T) {
 	}
 	if r := runCLI(t, "analyze", "--dataset", dataset); r.code == ExitOK || !strings.Contains(r.stderr, "holds no partitions") {
 		t.Errorf("empty dataset: %+v", r)
+	}
+}
+
+// TestDatasetPartition runs analyze --dataset --partition N --findings-dir as an Indexed Job's
+// pod does: the partition's findings are those of the whole dataset (real-lab is one cluster and
+// one day), written as Parquet under DIR/cluster=/date=2026-11-21/.
+func TestDatasetPartition(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	if r := runCLI(t, "ingest", "--quiet", "--db", db, "../samples/real-lab"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
+	findings := filepath.Join(dataset, "findings")
+	want := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json"))
+	got := reportFindings(t, runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--findings-dir", findings, "-o", "json"))
+	if got != want {
+		t.Errorf("partition 0:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(findings, "cluster=", "date=2026-11-21", "findings.parquet")); err != nil {
+		t.Error(err)
+	}
+	if r := runCLI(t, "analyze", "--dataset", dataset, "--partition", "1"); r.code != ExitUsage || !strings.Contains(r.stderr, "1 (cluster, day) partitions") {
+		t.Errorf("--partition 1 of 1: %+v", r)
 	}
 }

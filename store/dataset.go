@@ -137,7 +137,10 @@ func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since
 		if err != nil {
 			return written, fmt.Errorf("replacing %s: %w", target, err)
 		}
-		c, d := partitionValues(rel)
+		c, d, err := partitionValues(rel)
+		if err != nil {
+			return written, err
+		}
 		written = append(written, DatasetPartition{Table: t.Name, Cluster: c, Date: d, Replaced: replaced})
 	}
 	return written, nil
@@ -168,34 +171,56 @@ func swapIn(staged, target string) (replaced bool, err error) {
 }
 
 // partitionValues returns the cluster and date of a "cluster=…/date=…" path.
-func partitionValues(rel string) (cluster, date string) {
+func partitionValues(rel string) (cluster, date string, err error) {
 	c, d := filepath.Split(rel)
-	cluster, _ = url.PathUnescape(strings.TrimPrefix(filepath.Clean(c), "cluster="))
-	return cluster, strings.TrimPrefix(d, "date=")
+	cluster, err = url.PathUnescape(strings.TrimPrefix(filepath.Clean(c), "cluster="))
+	return cluster, strings.TrimPrefix(d, "date="), err
 }
 
-// DatasetClusters returns the clusters that have files in the dataset dir, sorted.
-func DatasetClusters(dir string) ([]string, error) {
+// DatasetDays returns the (cluster, day) partitions that have files in the dataset dir, of
+// any table, sorted by cluster and day (Table and Replaced unset).
+func DatasetDays(dir string) ([]DatasetPartition, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading dataset: %w", err)
 	}
-	var clusters []string
+	var days []DatasetPartition
 	for _, t := range DatasetTables() {
-		dirs, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*"))
+		dirs, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*", "date=*"))
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range dirs {
-			c, err := url.PathUnescape(strings.TrimPrefix(filepath.Base(d), "cluster="))
+			rel, err := filepath.Rel(filepath.Join(dir, t.Name), d)
+			if err != nil {
+				return nil, err
+			}
+			c, day, err := partitionValues(rel)
 			if err != nil {
 				return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, d, err)
 			}
-			if !slices.Contains(clusters, c) {
-				clusters = append(clusters, c)
+			if p := (DatasetPartition{Cluster: c, Date: day}); !slices.Contains(days, p) {
+				days = append(days, p)
 			}
 		}
 	}
-	slices.Sort(clusters)
+	slices.SortFunc(days, func(a, b DatasetPartition) int {
+		return strings.Compare(a.Cluster+"\x00"+a.Date, b.Cluster+"\x00"+b.Date)
+	})
+	return days, nil
+}
+
+// DatasetClusters returns the clusters that have files in the dataset dir, sorted.
+func DatasetClusters(dir string) ([]string, error) {
+	days, err := DatasetDays(dir)
+	if err != nil {
+		return nil, err
+	}
+	var clusters []string
+	for _, d := range days {
+		if !slices.Contains(clusters, d.Cluster) {
+			clusters = append(clusters, d.Cluster)
+		}
+	}
 	return clusters, nil
 }
 

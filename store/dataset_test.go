@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,22 @@ func columnTypes(t *testing.T, db *DB, table string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestDatasetDays(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	days, err := DatasetDays(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DatasetPartition{{Cluster: "", Date: "2026-11-21"}, {Cluster: "", Date: "2026-11-22"},
+		{Cluster: "prod/eu 1", Date: "2026-11-21"}, {Cluster: "prod/eu 1", Date: "2026-11-22"}}
+	if !slices.Equal(days, want) {
+		t.Fatalf("days %+v, want %+v", days, want)
+	}
 }
