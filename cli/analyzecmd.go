@@ -28,6 +28,8 @@ type analyzeFlags struct {
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
 	output     *outputFlag
+	// profile prints each rule's time and peak memory to stderr (analyze only)
+	profile bool
 }
 
 func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
@@ -146,7 +148,7 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			return nil, err
 		}
 	}
-	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
+	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set, Profile: f.profile})
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +196,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	c.addDB(fs, e, "database file to analyse")
 	var f analyzeFlags
 	addAnalyzeFlags(fs, &f)
+	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -211,6 +214,11 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	_, err = f.analyzeAndReport(ctx, e.stdout, db, nil)
+	rep, err := f.analyzeAndReport(ctx, e.stdout, db, nil)
+	if f.profile && rep != nil {
+		if perr := rep.WriteProfile(e.stderr); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	return err
 }
