@@ -48,6 +48,7 @@ type Outcome struct {
 	Reason    string // why it was not evaluated
 	Err       error  // the rule's failure (its query failed or broke the contract); the other rules still ran
 	Findings  int
+	Profile   RuleProfile // what the rule cost (the peak memory only with Options.Profile)
 }
 
 // Failed returns the outcomes of the rules that failed.
@@ -99,6 +100,9 @@ type Options struct {
 	Since, Until *time.Time
 	// Set overrides parameters: Set[ruleID][param] = value (already of the param's type).
 	Set map[string]map[string]any
+	// Profile measures each rule's peak memory (Outcome.Profile.PeakRSS), resetting the process's
+	// peak before each rule.
+	Profile bool
 }
 
 // Run evaluates rs over db. A rule whose input tables are all empty is not evaluated. A rule
@@ -128,7 +132,13 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			rep.Outcomes = append(rep.Outcomes, out)
 			continue
 		}
+		var peak peakRSS
+		if opt.Profile {
+			peak.reset()
+		}
+		started := time.Now()
 		findings, err := runRule(ctx, sandbox, r, opt)
+		out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
 		if err != nil {
 			out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 			out.Reason = "failed: " + err.Error()

@@ -173,3 +173,31 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 		t.Errorf("the failure is not shown:\n%s\n%s", table.String(), js.String())
 	}
 }
+
+// TestProfile checks that --profile's numbers are filled in: every evaluated rule's time and, on
+// Linux, the peak memory while it ran, and that the printed profile names every rule.
+func TestProfile(t *testing.T) {
+	db := scenarioDB(t, "samples/flapping")
+	rep, err := Run(context.Background(), db, builtin(t), Options{Profile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteProfile(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Outcomes {
+		if !strings.Contains(out.String(), o.Rule.ID) {
+			t.Errorf("profile does not name %s:\n%s", o.Rule.ID, out.String())
+		}
+		if !o.Evaluated {
+			continue
+		}
+		if o.Profile.Elapsed <= 0 {
+			t.Errorf("%s: no time measured", o.Rule.ID)
+		}
+		if _, err := os.Stat("/proc/self/clear_refs"); err == nil && o.Profile.PeakRSS <= 0 {
+			t.Errorf("%s: no peak memory measured on Linux", o.Rule.ID)
+		}
+	}
+}

@@ -30,6 +30,8 @@ type analyzeFlags struct {
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
 	output     *outputFlag
+	// profile prints each rule's time and peak memory to stderr (analyze only)
+	profile bool
 }
 
 func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
@@ -119,6 +121,7 @@ type analysis struct {
 	failOn       rules.Severity
 	sups         []analyze.Suppression
 	now          time.Time
+	profile      bool
 }
 
 // prepare checks the analysis flags. defaultSince is the window's start when --since is not
@@ -152,12 +155,13 @@ func (f *analyzeFlags) prepare(defaultSince *time.Time) (*analysis, error) {
 			return nil, err
 		}
 	}
+	a.profile = f.profile
 	return a, nil
 }
 
 // run runs the rules over db.
 func (a *analysis) run(ctx context.Context, db *store.DB) (*analyze.Report, error) {
-	return analyze.Run(ctx, db, a.rules, analyze.Options{Since: a.since, Until: a.until, Set: a.set})
+	return analyze.Run(ctx, db, a.rules, analyze.Options{Since: a.since, Until: a.until, Set: a.set, Profile: a.profile})
 }
 
 // analyzeAndReport runs the rules over db and writes the report (see report).
@@ -231,6 +235,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
 	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
 	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
+	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -264,7 +269,12 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	_, err = f.analyzeAndReport(ctx, e.stdout, db, nil)
+	rep, err := f.analyzeAndReport(ctx, e.stdout, db, nil)
+	if f.profile && rep != nil {
+		if perr := rep.WriteProfile(e.stderr); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	return err
 }
 

@@ -168,27 +168,60 @@ watch_reqs AS (
     GROUP BY a.audit_id, a.resource, a.namespace
     HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)
 ),
+-- the locks that are reported (enough updates): only they need watchers and evidence
+reported AS (
+    SELECT kind, namespace, name, first_at, last_at,
+           CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource
+    FROM lock_stats
+    WHERE updates >= CAST($min_updates_count AS BIGINT)
+),
+-- what each watch request covers, as equality keys: its namespace ('' = all namespaces) and each name its field
+-- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join
+watch_keys AS (
+    SELECT w.*, coalesce(w.namespace, '') AS ns_key, sel.name_key
+    FROM watch_reqs w,
+         unnest(CASE WHEN coalesce(w.field_selector, '') LIKE '%metadata.name=%'
+                     THEN list_distinct(regexp_extract_all(w.field_selector, 'metadata\.name=([^,]*)', 1))
+                     ELSE [''] END) AS sel(name_key)
+),
+-- each reported lock under the four keys a watch of it may have: its namespace or all, its name or all
+lock_keys AS (
+    SELECT r.*, n.ns_key, k.name_key
+    FROM reported r,
+         unnest(list_distinct([r.namespace, ''])) AS n(ns_key),
+         unnest(list_distinct([r.name, ''])) AS k(name_key)
+),
 -- a watcher is one watching client: user + client address, so that every pod of a DaemonSet (one
 -- username and userAgent, one address each) counts; every one of them receives each lock write
+lock_watch_reqs AS (
+    SELECT k.kind, k.namespace, k.name, w.username, w.client_ip, w.user_agent, w.started_at, w.audit_id,
+           w.source_file, w.source_line
+    FROM lock_keys k
+    JOIN watch_keys w
+      ON w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
+     AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
+),
 lock_watchers AS (
-    SELECT l.kind, l.namespace, l.name, w.username, w.client_ip,
-           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent,
-           min(w.started_at) AS started_at, arg_min(w.audit_id, w.started_at) AS audit_id,
-           arg_min(w.source_file, w.started_at) AS source_file, arg_min(w.source_line, w.started_at) AS source_line,
+    SELECT kind, namespace, name, username, client_ip,
+           min(started_at) AS started_at, arg_min(audit_id, started_at) AS audit_id,
+           arg_min(source_file, started_at) AS source_file, arg_min(source_line, started_at) AS source_line,
            count(*) AS requests
-    FROM lock_stats l
-    JOIN watch_reqs w
-      ON w.resource = CASE l.kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END
-     AND (coalesce(w.namespace, '') = '' OR w.namespace = l.namespace)
-     AND (coalesce(w.field_selector, '') NOT LIKE '%metadata.name=%'
-          OR w.field_selector LIKE '%metadata.name=' || l.name || ''
-          OR w.field_selector LIKE '%metadata.name=' || l.name || ',%')
-     AND w.started_at <= l.last_at AND w.ended_at >= l.first_at
+    FROM lock_watch_reqs
     GROUP BY ALL
 ),
 watcher_agg AS (
     SELECT kind, namespace, name, count(*) AS watchers
     FROM lock_watchers GROUP BY ALL
+),
+-- the watchers shown in evidence: at most 50 per lock (the evidence list's length), with their user agents
+shown_watchers AS (
+    SELECT s.kind, s.namespace, s.name, s.username, s.client_ip, s.started_at, s.audit_id, s.source_file,
+           s.source_line, s.requests,
+           string_agg(DISTINCT r.user_agent, ', ' ORDER BY r.user_agent) AS user_agent
+    FROM (SELECT * FROM lock_watchers
+          QUALIFY row_number() OVER (PARTITION BY kind, namespace, name ORDER BY started_at, audit_id) <= 50) s
+    JOIN lock_watch_reqs r USING (kind, namespace, name, username, client_ip)
+    GROUP BY ALL
 ),
 svc_seen AS (
     SELECT DISTINCT namespace, name FROM services WHERE NOT coalesce(deleted, false)
@@ -219,39 +252,47 @@ ann_scored AS (
            coalesce(f.updates_per_min, 0) * f.watchers AS fanout_per_min
     FROM ann_findings f
 ),
+-- evidence of the reported locks: the first 50 items (lock writes, then watchers, then snapshots) and how many
+-- there are in all
+ann_evidence_rows AS (
+    -- lock writes: the first 5, every acquisition, holder change and release, and the last one
+    SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
+           struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
+                       audit_id := audit_id, verb := verb, file := source_file, line := source_line,
+                       user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
+                       holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
+    FROM lock_writes_flag
+    JOIN reported USING (kind, namespace, name)
+    WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
+    UNION ALL
+    -- the distinct watchers, with their first watch request in the window
+    SELECT kind, namespace, name, 2, started_at, audit_id,
+           struct_pack(type := 'watcher', action := 'watch', "at" := ks_time_us(started_at),
+                       audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
+                       user_name := username, user_agent := user_agent, client_ip := client_ip,
+                       holder := NULL::VARCHAR, leader_transitions := NULL::BIGINT, watch_requests := requests)
+    FROM shown_watchers
+    UNION ALL
+    -- snapshot-only locks: the observations where the holder changed
+    SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
+           struct_pack(type := 'snapshot', action := 'holder', "at" := ks_time_us(s.ts),
+                       audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
+                       user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
+                       holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
+    FROM snap_seq s
+    JOIN lock_stats l USING (kind, namespace, name)
+    WHERE NOT l.from_audit AND l.updates >= CAST($min_updates_count AS BIGINT)
+      AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
+),
 ann_evidence AS (
-    SELECT kind, namespace, name,
-           list(ev ORDER BY grp, ts, ord)[1:50] AS items,
-           count(*) AS n_items
-    FROM (
-        -- lock writes: the first 5, every acquisition, holder change and release, and the last one
-        SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
-               struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
-                           audit_id := audit_id, verb := verb, file := source_file, line := source_line,
-                           user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
-                           holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
-        FROM lock_writes_flag
-        WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
-        UNION ALL
-        -- the distinct watchers, with their first watch request in the window
-        SELECT kind, namespace, name, 2, started_at, audit_id,
-               struct_pack(type := 'watcher', action := 'watch', "at" := ks_time_us(started_at),
-                           audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
-                           user_name := username, user_agent := user_agent, client_ip := client_ip,
-                           holder := NULL::VARCHAR, leader_transitions := NULL::BIGINT, watch_requests := requests)
-        FROM lock_watchers
-        UNION ALL
-        -- snapshot-only locks: the observations where the holder changed
-        SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
-               struct_pack(type := 'snapshot', action := 'holder', "at" := ks_time_us(s.ts),
-                           audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
-                           user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
-                           holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
-        FROM snap_seq s
-        JOIN lock_stats l USING (kind, namespace, name)
-        WHERE NOT l.from_audit
-          AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
-    )
+    SELECT e.kind, e.namespace, e.name,
+           list(e.ev ORDER BY e.grp, e.ts, e.ord) AS items,
+           any_value(coalesce(n.n_rows, 0)) + coalesce(any_value(wa.watchers), 0) AS n_items
+    FROM (SELECT * FROM ann_evidence_rows
+          QUALIFY row_number() OVER (PARTITION BY kind, namespace, name ORDER BY grp, ts, ord) <= 50) e
+    LEFT JOIN (SELECT kind, namespace, name, count(*) AS n_rows FROM ann_evidence_rows WHERE grp <> 2 GROUP BY ALL) n
+      USING (kind, namespace, name)
+    LEFT JOIN watcher_agg wa USING (kind, namespace, name)
     GROUP BY ALL
 ),
 ann_out AS (

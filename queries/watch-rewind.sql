@@ -164,6 +164,33 @@ stale AS (
      AND w.latency_ms <= CAST($stale_watch_max_ms AS DOUBLE)
     GROUP BY ALL
 ),
+-- the watches that repeat their stream's newest version, where a write may prove a rewind: the window [lo, hi] in
+-- which a write proves it, cut into minutes (bucket), so that the writes meet them in a hash join on their scope and
+-- minute instead of every write of the resource
+repeat_cands AS (
+    SELECT w.audit_id, w.api_group, w.resource, w.namespace, w.obj_name, w.rv,
+           w.prev_recv AS lo,
+           least(coalesce(w.prev_ended, w.recv), w.recv)
+               - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
+    FROM watches w
+    WHERE w.rv = w.prev_rv
+      AND w.rv >= w.prev_max_rv
+      AND w.label_selector = ''
+      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
+),
+repeat_buckets AS (
+    SELECT c.*, b.bucket
+    FROM repeat_cands c,
+         unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS b(bucket)
+    WHERE c.hi >= c.lo
+),
+-- each write under the scopes of the watches it is delivered to: its namespace or all, its name or all
+write_keys AS (
+    SELECT x.*, n.ns_key, k.name_key, epoch_ms(x.at) // 60000 AS bucket
+    FROM writes x,
+         unnest(list_distinct([x.namespace, ''])) AS n(ns_key),
+         unnest(list_distinct([x.name, ''])) AS k(name_key)
+),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
     SELECT w.audit_id,
@@ -171,19 +198,12 @@ repeat_proof AS (
            arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
            arg_min(x.rv_seen, x.at) AS write_rv,
            min(x.at) AS write_at
-    FROM watches w
-    JOIN writes x
+    FROM repeat_buckets w
+    JOIN write_keys x
       ON x.api_group = w.api_group AND x.resource = w.resource
-     AND (w.namespace = '' OR x.namespace = w.namespace)
-     AND (w.obj_name = '' OR x.name = w.obj_name)
-     AND x.at >= w.prev_recv
-     AND x.at <= least(coalesce(w.prev_ended, w.recv), w.recv)
-                 - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT))
+     AND x.ns_key = w.namespace AND x.name_key = w.obj_name AND x.bucket = w.bucket
+     AND x.at >= w.lo AND x.at <= w.hi
      AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
-    WHERE w.rv = w.prev_rv
-      AND w.rv >= w.prev_max_rv
-      AND w.label_selector = ''
-      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
     GROUP BY w.audit_id
 ),
 classified AS (

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the duckdb driver of the baseline loads
+
+	"github.com/kubesift/kubesift/store"
 )
 
 // baselineColumns are the audit event's top-level fields as read_ndjson would read them
@@ -31,30 +33,48 @@ const (
 		delim = '\x1f', quote = '', escape = '', header = false, auto_detect = false)`
 )
 
-// timeBaseline loads path with the baseline statement into a new database file and checkpoints it.
-func timeBaseline(ctx context.Context, statement, dbPath, path string) (time.Duration, error) {
-	db, err := sql.Open("duckdb", dbPath)
-	if err != nil {
-		return 0, err
+// The settings of a baseline load: DuckDB's defaults (a plain database file), or kubesift's own
+// (store.Open: the attach options, row group size, buffer settings and --memory-limit).
+const (
+	settingsDefaults = "defaults"
+	settingsProduct  = "product"
+)
+
+// runBaseline is the child process of a baseline load (see baselineArg): it loads path with
+// statement into a new database file opened with settings, and checkpoints it.
+func runBaseline(ctx context.Context, settings, memoryLimit, statement, dbPath, path string) error {
+	var db *sql.DB
+	switch settings {
+	case settingsDefaults:
+		var err error
+		if db, err = sql.Open("duckdb", dbPath); err != nil {
+			return err
+		}
+	case settingsProduct:
+		sdb, err := store.Open(ctx, dbPath, store.Options{MemoryLimit: memoryLimit})
+		if err != nil {
+			return err
+		}
+		db = sdb.DB
+	default:
+		return fmt.Errorf("unknown baseline settings %q (want %s or %s)", settings, settingsDefaults, settingsProduct)
 	}
 	defer db.Close()
-	start := time.Now()
-	_, err = db.ExecContext(ctx, statement, path)
+	_, err := db.ExecContext(ctx, statement, path)
 	if err == nil {
 		_, err = db.ExecContext(ctx, "CHECKPOINT")
 	}
 	if err != nil {
-		return 0, fmt.Errorf("baseline load of %s: %w", path, err)
+		return fmt.Errorf("baseline load of %s: %w", path, err)
 	}
-	return time.Since(start), nil
+	return nil
 }
 
-// timeIngest runs `kubesift ingest args...` in a child process (this program, see kubesiftArg)
-// for its wall time and peak RSS. The peak is the child's VmHWM, sampled until it exits: the rusage of a child would
-// also count the memory of this process at fork time.
-func timeIngest(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
-	path := args[len(args)-1]
-	cmd := exec.CommandContext(ctx, self, append([]string{kubesiftArg, "ingest"}, args...)...)
+// timeChild runs this program with args in a child process for its wall time and peak RSS. The
+// peak is the child's VmHWM, sampled until it exits: the rusage of a child would also count the
+// memory of this process at fork time.
+func timeChild(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stderr = os.Stderr
 	cmd.Env = os.Environ()
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -73,7 +93,7 @@ func timeIngest(ctx context.Context, self string, args []string) (time.Duration,
 		select {
 		case err := <-done:
 			if err != nil {
-				return 0, 0, fmt.Errorf("kubesift ingest %s: %w", path, err)
+				return 0, 0, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 			}
 			return time.Since(start), peak, nil
 		case <-tick.C:

@@ -1,14 +1,14 @@
 // Command kubesift-bench measures kubesift's ingestion against a bare DuckDB load of the same
-// file, in the same run. It generates its input (internal/auditgen for audit logs) and lives
+// file (with DuckDB's defaults and with kubesift's settings), in the same run. It generates its input (internal/auditgen for audit logs) and lives
 // outside the kubesift binary, which therefore links no generator. Run it from the repository:
 //
 //	go run -tags duckdb_arrow ./cmd/kubesift-bench --size 1GB
 //	go run -tags duckdb_arrow ./cmd/kubesift-bench --kind conntrack
 //	go run -tags duckdb_arrow ./cmd/kubesift-bench --generate-only --dir /tmp/bench --size 2GB
 //
-// It loads with kubesift's own code: the program re-executes itself as
-// `kubesift-bench kubesift ingest ...`, which runs the kubesift command line, so peak memory is
-// measured in a process of its own.
+// Every load runs in a process of its own, so that each has its own peak memory: the program
+// re-executes itself as `kubesift-bench kubesift ingest ...` (the kubesift command line) and as
+// `kubesift-bench baseline ...` (the bare DuckDB load).
 package main
 
 import (
@@ -35,6 +35,10 @@ import (
 // remaining arguments: the child process whose ingestion is measured.
 const kubesiftArg = "kubesift"
 
+// baselineArg as the first argument makes this program run one baseline load (runBaseline):
+// baseline SETTINGS MEMORY-LIMIT KIND DB INPUT.
+const baselineArg = "baseline"
+
 // childMemoryLimit is the Go heap limit kubesift's main sets when GOMEMLIMIT is unset; the
 // measured child gets the same through GOMEMLIMIT.
 const childMemoryLimit = "256MiB"
@@ -44,6 +48,14 @@ func main() {
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == kubesiftArg {
 		os.Exit(cli.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) == 7 && os.Args[1] == baselineArg {
+		statement := map[string]string{"audit": auditBaseline, "conntrack": conntrackBaseline}[os.Args[4]]
+		if err := runBaseline(ctx, os.Args[2], os.Args[3], statement, os.Args[5], os.Args[6]); err != nil {
+			fmt.Fprintf(os.Stderr, "kubesift-bench: %v\n", err)
+			os.Exit(cli.ExitError)
+		}
+		return
 	}
 	err := run(ctx, os.Args[1:], os.Stdout)
 	switch {
@@ -110,10 +122,12 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 
 const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same file into a database file,\n" +
 	"in the same run: read_ndjson with explicit columns for audit logs, read_csv of whole lines into one\n" +
-	"column for conntrack dumps. Without --input it first generates a realistic input. Each run\n" +
-	"loads into fresh database files; the order of the loaders alternates between runs. Prints MB/s\n" +
-	"of both, their ratio (audit target >= 0.8) and kubesift's peak RSS, per run and as medians.\n" +
-	"For audit logs it also times a load of the events alone (--audit-endpoints=false)."
+	"column for conntrack dumps, once with DuckDB's defaults and once with kubesift's settings (attach\n" +
+	"options, row group size, --memory-limit). Without --input it first generates a realistic input.\n" +
+	"Each load runs in its own process into a fresh database file; the order of the loaders alternates\n" +
+	"between runs. Prints each load's MB/s and peak RSS and kubesift's speed relative to the faster\n" +
+	"baseline (audit target >= 0.8), per run and as medians. For audit logs it also times a load of the\n" +
+	"events alone (--audit-endpoints=false)."
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
@@ -155,80 +169,91 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return measure(ctx, stdout, o, self, work, path, float64(st.Size())/1e6)
 }
 
-// measure loads path o.runs times with each loader and prints a row per run and the medians.
-func measure(ctx context.Context, stdout io.Writer, o options, self, work, path string, mb float64) error {
-	baseline, baseName := auditBaseline, "read_ndjson"
-	ingestArgs := []string{"--kind", "audit"}
-	if o.kind == "conntrack" {
-		baseline, baseName = conntrackBaseline, "read_csv"
-		ingestArgs = []string{"--kind", "conntrack", "--node", "bench", "--at", "2026-11-21T00:00:00Z"}
-	}
-	fmt.Fprintf(stdout, "input %s: %.0f MB on disk\n", path, mb)
-	// For audit logs the second kubesift column is the load of audit_events alone, without the
-	// endpoint states derived from audit bodies.
-	variant := map[bool][]string{true: {"--audit-endpoints=false"}, false: nil}[o.kind == "audit"]
-	fmt.Fprintf(stdout, "%-4s %14s %14s %7s %12s %14s %7s %12s\n", "run", baseName, "kubesift", "ratio", "peak RSS", "events only", "ratio", "peak RSS")
-	var base, ours, ratios, ours2, ratios2, rss, rss2 []float64
-	for i := 0; i < o.runs; i++ {
-		var b, k, k2 time.Duration
-		var peak, peak2 int64
-		var err error
-		bench := func() error {
-			db := filepath.Join(work, "baseline.duckdb")
-			removeDB(db)
-			defer removeDB(db)
-			b, err = timeBaseline(ctx, baseline, db, path)
-			return err
-		}
-		mine := func() error {
-			db := filepath.Join(work, "kubesift.duckdb")
-			removeDB(db)
-			defer removeDB(db)
-			k, peak, err = timeIngest(ctx, self, append(ingestArgs, "--quiet", "--memory-limit", o.memoryLimit, "--db", db, path))
-			return err
-		}
-		mineOnly := func() error {
-			if variant == nil {
-				return nil
-			}
-			db := filepath.Join(work, "kubesift-events.duckdb")
-			removeDB(db)
-			defer removeDB(db)
-			k2, peak2, err = timeIngest(ctx, self, append(append(ingestArgs, variant...), "--quiet", "--memory-limit", o.memoryLimit, "--db", db, path))
-			return err
-		}
-		order := []func() error{bench, mine, mineOnly}
-		if i%2 == 1 {
-			order = []func() error{mineOnly, mine, bench}
-		}
-		for _, f := range order {
-			if err := f(); err != nil {
-				return err
-			}
-		}
-		base = append(base, mb/b.Seconds())
-		ours = append(ours, mb/k.Seconds())
-		ratios = append(ratios, b.Seconds()/k.Seconds())
-		rss = append(rss, float64(peak)/(1<<20))
-		if variant != nil {
-			ours2 = append(ours2, mb/k2.Seconds())
-			ratios2 = append(ratios2, b.Seconds()/k2.Seconds())
-			rss2 = append(rss2, float64(peak2)/(1<<20))
-		}
-		fmt.Fprintf(stdout, "%-4d %s\n", i+1, benchRow(base[i], ours[i], ratios[i], rss[i], ours2, ratios2, rss2, i))
-	}
-	fmt.Fprintf(stdout, "%-4s %s\n", "med", benchRow(median(base), median(ours), median(ratios), median(rss),
-		[]float64{median(ours2)}, []float64{median(ratios2)}, []float64{median(rss2)}, 0))
-	return nil
+// loader is one way of loading the input, run in a child process of its own (args for a database
+// file).
+type loader struct {
+	name     string
+	baseline bool
+	args     func(db string) []string
 }
 
-// benchRow formats one line of results; the events-only columns are "-" when not measured.
-func benchRow(base, ours, ratio, rss float64, ours2, ratios2, rss2 []float64, i int) string {
-	only := fmt.Sprintf("%14s %7s %12s", "-", "-", "-")
-	if i < len(ours2) && ours2[i] > 0 {
-		only = fmt.Sprintf("%9.0f MB/s %7.2f %8.0f MiB", ours2[i], ratios2[i], rss2[i])
+// loaders returns the baselines (the bare DuckDB load with DuckDB's defaults and with kubesift's
+// settings) and kubesift's ingest; for audit logs also kubesift's load of the events alone, without
+// the endpoint states derived from audit bodies.
+func loaders(o options, path string) []loader {
+	baseName, ingestArgs := "read_ndjson", []string{"--kind", "audit"}
+	if o.kind == "conntrack" {
+		baseName, ingestArgs = "read_csv", []string{"--kind", "conntrack", "--node", "bench", "--at", "2026-11-21T00:00:00Z"}
 	}
-	return fmt.Sprintf("%9.0f MB/s %9.0f MB/s %7.2f %8.0f MiB %s", base, ours, ratio, rss, only)
+	base := func(settings string) loader {
+		return loader{baseName + " " + settings, true, func(db string) []string {
+			return []string{baselineArg, settings, o.memoryLimit, o.kind, db, path}
+		}}
+	}
+	ingest := func(name string, extra ...string) loader {
+		return loader{name, false, func(db string) []string {
+			args := append([]string{kubesiftArg, "ingest"}, ingestArgs...)
+			return append(append(args, extra...), "--quiet", "--memory-limit", o.memoryLimit, "--db", db, path)
+		}}
+	}
+	ls := []loader{base(settingsDefaults), base(settingsProduct), ingest("kubesift")}
+	if o.kind == "audit" {
+		ls = append(ls, ingest("kubesift events only", "--audit-endpoints=false"))
+	}
+	return ls
+}
+
+// measure loads path o.runs times with each loader, each into a fresh database file, alternating
+// the order between runs, and prints each load's speed and peak RSS, and per kubesift loader its
+// speed relative to the faster baseline of the same run; then the medians.
+func measure(ctx context.Context, stdout io.Writer, o options, self, work, path string, mb float64) error {
+	fmt.Fprintf(stdout, "input %s: %.0f MB on disk\n", path, mb)
+	ls := loaders(o, path)
+	speed := make([][]float64, len(ls))
+	rss := make([][]float64, len(ls))
+	ratio := make([][]float64, len(ls))
+	fmt.Fprintf(stdout, "%-4s %-22s %12s %12s %22s\n", "run", "loader", "speed", "peak RSS", "vs faster baseline")
+	for run := 0; run < o.runs; run++ {
+		took := make([]time.Duration, len(ls))
+		for k := range ls {
+			i := k
+			if run%2 == 1 {
+				i = len(ls) - 1 - k
+			}
+			db := filepath.Join(work, fmt.Sprintf("load-%d.duckdb", i))
+			removeDB(db)
+			d, peak, err := timeChild(ctx, self, ls[i].args(db))
+			removeDB(db)
+			if err != nil {
+				return err
+			}
+			took[i] = d
+			speed[i] = append(speed[i], mb/d.Seconds())
+			rss[i] = append(rss[i], float64(peak)/(1<<20))
+		}
+		fastest := time.Duration(0)
+		for i, l := range ls {
+			if l.baseline && (fastest == 0 || took[i] < fastest) {
+				fastest = took[i]
+			}
+		}
+		for i, l := range ls {
+			vs := ""
+			if !l.baseline {
+				ratio[i] = append(ratio[i], fastest.Seconds()/took[i].Seconds())
+				vs = fmt.Sprintf("%.2f", ratio[i][run])
+			}
+			fmt.Fprintf(stdout, "%-4d %-22s %7.0f MB/s %8.0f MiB %22s\n", run+1, l.name, speed[i][run], rss[i][run], vs)
+		}
+	}
+	for i, l := range ls {
+		vs := ""
+		if !l.baseline {
+			vs = fmt.Sprintf("%.2f (target >= 0.8)", median(ratio[i]))
+		}
+		fmt.Fprintf(stdout, "%-4s %-22s %7.0f MB/s %8.0f MiB %22s\n", "med", l.name, median(speed[i]), median(rss[i]), vs)
+	}
+	return nil
 }
 
 func median(v []float64) float64 {

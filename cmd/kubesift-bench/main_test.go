@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/kubesift/kubesift/store"
 )
 
 func TestParseSize(t *testing.T) {
@@ -27,5 +33,36 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 	if o, err := parseFlags([]string{"--kind", "conntrack", "--entries", "10"}, io.Discard); err != nil || o.kind != "conntrack" || o.entries != 10 {
 		t.Errorf("good flags: %+v, %v", o, err)
+	}
+}
+
+// TestBaselineSettings loads a two-event audit log with both baseline settings and checks the
+// rows landed; an unknown setting is an error.
+func TestBaselineSettings(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "audit.log")
+	line := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"%d","stage":"ResponseComplete","verb":"get","requestReceivedTimestamp":"2026-11-21T00:00:00Z","stageTimestamp":"2026-11-21T00:00:01Z"}` + "\n"
+	if err := os.WriteFile(input, []byte(fmt.Sprintf(line, 1)+fmt.Sprintf(line, 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, settings := range []string{settingsDefaults, settingsProduct} {
+		db := filepath.Join(dir, settings+".duckdb")
+		if err := runBaseline(ctx, settings, "256MB", auditBaseline, db, input); err != nil {
+			t.Fatalf("%s: %v", settings, err)
+		}
+		sdb, err := store.Open(ctx, db, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = sdb.QueryRowContext(ctx, "SELECT count(*) FROM baseline").Scan(&n)
+		sdb.Close()
+		if err != nil || n != 2 {
+			t.Errorf("%s: %d rows, %v; want 2", settings, n, err)
+		}
+	}
+	if err := runBaseline(ctx, "fast", "256MB", auditBaseline, filepath.Join(dir, "x.duckdb"), input); err == nil {
+		t.Error("unknown settings accepted")
 	}
 }
