@@ -241,19 +241,13 @@ func OpenDataset(ctx context.Context, dir, cluster string, from, to *time.Time, 
 		}
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
-	spill, err := os.MkdirTemp("", "kubesift-dataset-")
-	if err != nil {
-		return nil, err
-	}
 	opt.ReadOnly = true // no tables: the views below stand for them
 	db, err := Open(ctx, InMemory, opt)
 	if err != nil {
-		os.RemoveAll(spill)
 		return nil, err
 	}
-	db.scratch = spill
+	spill := db.TempDir()
 	setup := []string{
-		"SET temp_directory = " + quote(spill),
 		fmt.Sprintf("SET allowed_directories = [%s, %s]", quote(abs+string(filepath.Separator)), quote(spill+string(filepath.Separator))),
 	}
 	for _, stmt := range setup {

@@ -41,7 +41,7 @@ type DB struct {
 	memoryLimit string
 	sandbox     sync.Once
 	sandboxed   error
-	// scratch is a private directory removed on Close (a dataset's spill directory)
+	// scratch is an in-memory database's private spill directory, removed on Close
 	scratch string
 	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
 	Repaired map[string]int64
@@ -76,7 +76,16 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		"SET write_buffer_row_group_count = 1",
 	}
 	var perConn []string
-	if path != InMemory {
+	scratch := ""
+	if path == InMemory {
+		// DuckDB would spill an in-memory database into ".tmp" under the working directory,
+		// which may be read-only or the user's checkout: give it a private directory instead.
+		var err error
+		if scratch, err = os.MkdirTemp("", "kubesift-spill-"); err != nil {
+			return nil, fmt.Errorf("making a spill directory for an in-memory database: %w", err)
+		}
+		setup = append(setup, "SET temp_directory = "+quote(scratch)) // TempDir
+	} else {
 		// The file is attached to an in-memory instance rather than opened directly, because
 		// only ATTACH takes a row group size.
 		mode := ""
@@ -110,9 +119,12 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil
 	})
 	if err != nil {
+		if scratch != "" {
+			os.RemoveAll(scratch)
+		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
@@ -176,10 +188,11 @@ func (db *DB) readOnlyOrphans(ctx context.Context) (map[string]int64, error) {
 }
 
 // TempDir is where temporary files of this database go: DuckDB's spill directory next to a
-// database file (writable wherever the database is), "" (the system's) for an in-memory one.
+// database file (writable wherever the database is), a private directory under the system's
+// temporary directory, removed on Close, for an in-memory one.
 func (db *DB) TempDir() string {
 	if db.Path == InMemory {
-		return ""
+		return db.scratch
 	}
 	return db.Path + ".tmp"
 }
