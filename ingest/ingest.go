@@ -175,11 +175,14 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		return r, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer src.Close()
+	loader, err := in.loaderFor(src)
+	if dmg := src.Damage(); err != nil && len(dmg) > 0 {
+		return r, fmt.Errorf("reading %s: %w", path, dmg[0]) // what little it holds is no evidence because it is damaged
+	}
 	if len(src.Head) == 0 {
 		r.Skipped = skippedEmpty
 		return r, nil
 	}
-	loader, err := in.loaderFor(src)
 	if err != nil {
 		return r, err
 	}
@@ -203,6 +206,9 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		stop := in.showProgress(src)
 		err := loader.Load(ctx, f)
 		stop()
+		if err == nil {
+			err = f.RecordDamage(ctx)
+		}
 		if err != nil {
 			return false, err
 		}
@@ -337,7 +343,7 @@ func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped str
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", src.Name, err)
 	}
-	if !src.Gzip && src.Size >= 0 {
+	if src.Compression == "" && src.Size >= 0 {
 		switch {
 		case end.Int64 == src.Size:
 			return "no new data since the last load", nil

@@ -104,9 +104,25 @@ func (f *File) RecordRejects(ctx context.Context, rejects []Rejected) error {
 		return nil
 	}
 	slices.SortFunc(rejects, func(a, b Rejected) int { return int(a.Line - b.Line) })
-	f.Rejected = int64(len(rejects))
-	f.FirstError = fmt.Sprintf("line %d: %s", rejects[0].Line, rejects[0].Reason)
+	f.Rejected += int64(len(rejects))
+	if f.FirstError == "" {
+		f.FirstError = fmt.Sprintf("line %d: %s", rejects[0].Line, rejects[0].Reason)
+	}
 	return f.WriteErrors(ctx, f.Kind, rejects)
+}
+
+// RecordDamage records the stretches of a compressed file that could not be decompressed as
+// rejected input, each at the line and offset where the decompressed stream was cut; damage
+// before where a resumed load started was recorded by the load that read it.
+func (f *File) RecordDamage(ctx context.Context) error {
+	var rejects []Rejected
+	for _, d := range f.Src.Damage() {
+		if f.StartOffset > 0 && d.Offset <= f.StartOffset {
+			continue
+		}
+		rejects = append(rejects, Rejected{Line: d.Line, Offset: d.Offset, Reason: d.Error()})
+	}
+	return f.RecordRejects(ctx, rejects)
 }
 
 // WriteErrors adds rows to ingest_errors under kind, without counting them as rejected lines:

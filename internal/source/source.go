@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/zeebo/xxh3"
 )
 
@@ -21,13 +20,15 @@ type Source struct {
 	Name     string // path as given, "-" for stdin
 	Size     int64  // bytes on disk, -1 when unknown (stdin, a FIFO): then it is read as a stream
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
-	Gzip     bool
-	Head     []byte    // first bytes after decompression, for format detection
-	ModTime  time.Time // last change of a file; zero for a stream
+	// Compression is the format the file is compressed in (gzip, bzip2, zstd, xz), "" for none.
+	Compression string
+	Head        []byte    // first bytes after decompression, for format detection
+	ModTime     time.Time // last change of a file; zero for a stream
 
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
 	reader  io.Reader       // decompressed stream, positioned at the start
+	decomp  *decompressor   // nil when not compressed
 	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
 }
 
@@ -74,15 +75,26 @@ func Open(path string) (*Source, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	s.reader = raw
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("reading %s: not a valid gzip file: %w", path, err)
+	if s.Compression = compressionOf(head); s.Compression != "" {
+		pos := func() int64 { return s.counter.n.Load() - int64(raw.Buffered()) }
+		var seek func(int64) error
+		if s.Size >= 0 {
+			seek = func(offset int64) error {
+				if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
+					return err
+				}
+				s.counter.n.Store(offset)
+				raw.Reset(s.counter)
+				return nil
+			}
 		}
-		s.Gzip = true
-		br := bufio.NewReaderSize(zr, headBytes)
-		s.Head, _ = br.Peek(headBytes)
+		s.decomp = newDecompressor(s.Compression, raw, pos, seek)
+		br := bufio.NewReaderSize(s.decomp, headBytes)
+		s.Head, err = br.Peek(headBytes)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			s.Close()
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
 		s.reader = br
 	} else {
 		s.Head = head
@@ -102,13 +114,21 @@ const QuietPeriod = time.Minute
 // MayGrow reports whether the source may still be being written: a plain file changed within
 // QuietPeriod. A compressed file or a stream that has ended does not grow.
 func (s *Source) MayGrow() bool {
-	return !s.Gzip && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+	return s.Compression == "" && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+}
+
+// Damage returns the stretches of a compressed file that could not be decompressed so far.
+func (s *Source) Damage() []Damage {
+	if s.decomp == nil {
+		return nil
+	}
+	return s.decomp.damage
 }
 
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
 // discarding for a compressed one or a stream.
 func (s *Source) SkipTo(offset int64) error {
-	if !s.Gzip && s.Size >= 0 {
+	if s.Compression == "" && s.Size >= 0 {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}
@@ -135,6 +155,9 @@ func (s *Source) LinesRead() int64 { return s.lines.Load() }
 
 // Close closes the file (not stdin).
 func (s *Source) Close() error {
+	if s.decomp != nil && s.decomp.zstd != nil {
+		s.decomp.zstd.Close()
+	}
 	if s.file == nil || s.file == os.Stdin {
 		return nil
 	}
