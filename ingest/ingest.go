@@ -289,20 +289,36 @@ func (in *Ingester) showProgress(src *source.Source) (stop func()) {
 	return func() { close(done); <-stopped; in.opt.Progress.End() }
 }
 
-// recordLoad adds the load of f to ingest_files.
+// recordLoad adds the load of f to ingest_files, with what identifies the file for the next
+// load (see resumePoint).
 func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
+	src := f.Src
+	headBytes := len(src.Head)
+	if f.EndOffset >= 0 {
+		headBytes = int(min(int64(headBytes), f.EndOffset))
+	}
+	var device, inode, tailHash any
+	if src.HasFileID {
+		device, inode = src.Device, src.Inode
+	}
+	if h, ok := src.TailHash(f.EndOffset); f.EndOffset > 0 && ok {
+		tailHash = h
+	}
 	_, err := f.Conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT
 		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
 		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
 		$lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
-		$started AS started_at, now() AS finished_at, $note AS note`,
-		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", f.Src.Name),
-		sql.Named("size", f.Src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", f.Src.Identity),
+		$started AS started_at, now() AS finished_at, $note AS note,
+		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash`,
+		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", src.Name),
+		sql.Named("size", src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", src.Identity),
 		sql.Named("start_offset", f.StartOffset), sql.Named("end_offset", nullIfNegative(f.EndOffset)), sql.Named("end_line", nullIfNegative(f.EndLine)),
 		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected),
-		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)))
+		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)),
+		sql.Named("device", device), sql.Named("inode", inode), sql.Named("head_bytes", headBytes),
+		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash))
 	if err != nil {
-		return fmt.Errorf("recording load of %s: %w", f.Src.Name, err)
+		return fmt.Errorf("recording load of %s: %w", src.Name, err)
 	}
 	return nil
 }
@@ -315,17 +331,20 @@ func nullIfNegative(n int64) any {
 }
 
 // resumePoint decides where to read a file from, or why to skip it. An audit log (a resumable
-// kind) seen before (same first line) is read from where the last load stopped: a growing
-// audit.log, or the same file after rotation renamed (or compressed) it. A file whose first line
-// changed was truncated or replaced and is read whole. Other evidence is not resumed but skipped
-// when the very same file was loaded before.
+// kind) that an earlier load read up to some offset is read on from there: a growing audit.log,
+// or the same file after rotation renamed (or compressed) it. Earlier loads are found by the
+// file's first line, and one is continued only when the file starts with the same bytes (up to
+// 64 KiB) and holds the same 4 KiB before the offset; loads of the same device and inode are
+// tried first. A file that matches none is read from the start, and dedupe drops the events an
+// earlier load has; so is a stream, which cannot be read again. Other evidence is not resumed
+// but skipped when the very same file was loaded before.
 func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped string, err error) {
 	src := f.Src
 	if !resumable {
 		var seen bool
 		err := f.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files
-			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4)`,
-			f.Kind, src.Name, src.Size, src.Identity).Scan(&seen)
+			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4 AND head_bytes = $5 AND head_hash = $6)`,
+			f.Kind, src.Name, src.Size, src.Identity, len(src.Head), src.HeadHash(len(src.Head))).Scan(&seen)
 		if err != nil {
 			return "", fmt.Errorf("reading %s: %w", src.Name, err)
 		}
@@ -334,28 +353,80 @@ func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped str
 		}
 		return "", nil
 	}
-	var end, line sql.NullInt64
-	err = f.Conn.QueryRowContext(ctx, `SELECT end_offset, end_line FROM ingest_files
-		WHERE kind = $1 AND identity = $2 AND end_offset IS NOT NULL ORDER BY load_id DESC LIMIT 1`, f.Kind, src.Identity).Scan(&end, &line)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && end.Int64 == 0) {
+	if src.Size < 0 {
 		return "", nil
 	}
+	earlier, err := earlierLoads(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", src.Name, err)
 	}
-	if src.Compression == "" && src.Size >= 0 {
-		switch {
-		case end.Int64 == src.Size:
-			return "no new data since the last load", nil
-		case end.Int64 > src.Size: // shorter than what was read: truncated and rewritten
+	for _, e := range earlier {
+		if e.headBytes > len(src.Head) || src.HeadHash(e.headBytes) != e.headHash {
+			continue
+		}
+		if src.Compression == "" {
+			if e.end > src.Size {
+				continue // shorter than what was read: truncated and rewritten
+			}
+			if tail, ok := src.TailHash(e.end); !ok || tail != e.tailHash {
+				continue
+			}
+			if e.end == src.Size {
+				return "no new data since the last load", nil
+			}
+		}
+		if err := src.SkipTo(e.end); err != nil {
+			return "", fmt.Errorf("reading %s: skipping the %d bytes loaded before: %w", src.Name, e.end, err)
+		}
+		if tail, ok := src.TailHash(e.end); ok && tail == e.tailHash {
+			f.StartOffset, f.StartLine = e.end, e.line
 			return "", nil
 		}
+		// A compressed file is only known to differ once read up to the offset.
+		if err := src.Rewind(); err != nil {
+			return "", fmt.Errorf("reading %s again from the start: %w", src.Name, err)
+		}
+		break
 	}
-	if err := src.SkipTo(end.Int64); err != nil {
-		return "", fmt.Errorf("reading %s: skipping the %d bytes loaded before: %w", src.Name, end.Int64, err)
+	if len(earlier) > 0 {
+		f.AddNote("its first line is that of a file loaded before, but not the bytes up to where that load stopped: read from the start")
 	}
-	f.StartOffset, f.StartLine = end.Int64, line.Int64
 	return "", nil
+}
+
+// earlierLoad is where an earlier load of a file with the same first line stopped, and what it
+// read.
+type earlierLoad struct {
+	end, line int64
+	headBytes int
+	headHash  string
+	tailHash  string
+}
+
+// earlierLoads returns the latest loads of files with the first line of f's, those of the same
+// device and inode first.
+func earlierLoads(ctx context.Context, f *load.File) ([]earlierLoad, error) {
+	var device, inode any
+	if f.Src.HasFileID {
+		device, inode = f.Src.Device, f.Src.Inode
+	}
+	rows, err := f.Conn.QueryContext(ctx, `SELECT end_offset, coalesce(end_line, 0), head_bytes, head_hash, tail_hash
+		FROM ingest_files
+		WHERE kind = $1 AND identity = $2 AND end_offset > 0 AND head_hash IS NOT NULL AND tail_hash IS NOT NULL
+		ORDER BY (device = $3 AND inode = $4) IS TRUE DESC, load_id DESC LIMIT 16`, f.Kind, f.Src.Identity, device, inode)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []earlierLoad
+	for rows.Next() {
+		var e earlierLoad
+		if err := rows.Scan(&e.end, &e.line, &e.headBytes, &e.headHash, &e.tailHash); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 func nullIfEmpty(s string) any {

@@ -85,7 +85,7 @@ var ingestFilesTable = Table{
 		{"source_file", "VARCHAR", "path as given (- for stdin)"},
 		{"size_bytes", "BIGINT", "size of the file on disk (compressed size for .gz)"},
 		{"read_bytes", "BIGINT", "bytes read after decompression"},
-		{"identity", "VARCHAR", "xxh3 of the file's first line: the same while the file grows and after rotation renames or compresses it"},
+		{"identity", "VARCHAR", "xxh3 of the file's first line (decompressed): the same while the file grows and after rotation renames or compresses it; finds the loads a file may continue"},
 		{"start_offset", "BIGINT", "decompressed byte offset the load started at (0, or where the previous load of the same file stopped)"},
 		{"end_offset", "BIGINT", "decompressed byte offset after the last complete line read: where the next load of this file starts"},
 		{"end_line", "BIGINT", "number of the last complete line read"},
@@ -95,7 +95,12 @@ var ingestFilesTable = Table{
 		{"duplicates", "BIGINT", "rows skipped because an identical (audit_id, stage) was already loaded"},
 		{"started_at", "TIMESTAMPTZ", "when the load started"},
 		{"finished_at", "TIMESTAMPTZ", "when the load committed"},
-		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a corrupt gzip member after which reading stopped"},
+		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a read error after which reading stopped"},
+		{"device", "BIGINT", "device of the file on disk (NULL for a stream or where the system has none)"},
+		{"inode", "BIGINT", "inode of the file on disk: the same while it grows and after a rename"},
+		{"head_bytes", "BIGINT", "how many decompressed bytes from the start head_hash covers (the first 64 KiB, at most end_offset)"},
+		{"head_hash", "VARCHAR", "xxh3 of the first head_bytes decompressed bytes: a later load continues this one only when its file starts the same"},
+		{"tail_hash", "VARCHAR", "xxh3 of the 4 KiB of decompressed bytes before end_offset: checked before a later load continues from end_offset"},
 	},
 }
 

@@ -80,7 +80,11 @@ func newDecompressor(format string, in *bufio.Reader, pos func() int64, seek fun
 	switch format {
 	case "gzip":
 		c.gz = new(gzip.Reader)
-		c.startMember()
+		if _, err := in.Peek(1); err != nil {
+			c.done = true // nothing at all
+		} else {
+			c.startMember()
+		}
 		return c
 	case "bzip2":
 		c.dec = bzip2.NewReader(in)

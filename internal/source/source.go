@@ -24,12 +24,17 @@ type Source struct {
 	Compression string
 	Head        []byte    // first bytes after decompression, for format detection
 	ModTime     time.Time // last change of a file; zero for a stream
+	// Device and Inode identify a file on disk (when HasFileID) while it grows and after a rename.
+	Device, Inode int64
+	HasFileID     bool
 
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
 	reader  io.Reader       // decompressed stream, positioned at the start
 	decomp  *decompressor   // nil when not compressed
 	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
+	pos     int64           // offset in the decompressed stream of the next byte Read hands out
+	window  []byte          // the last TailBytes bytes Read handed out, kept for a compressed file
 }
 
 type countingReader struct {
@@ -65,16 +70,31 @@ func Open(path string) (*Source, error) {
 		s.file = f
 		if st.Mode().IsRegular() {
 			s.Size, s.ModTime = st.Size(), st.ModTime()
+			s.Device, s.Inode, s.HasFileID = fileID(st)
 		}
 	}
+	if err := s.begin(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	first := s.Head
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i+1]
+	}
+	s.Identity = hash(first)
+	return s, nil
+}
+
+// begin reads from the start of the file: its head, through a decompressor when it is
+// compressed.
+func (s *Source) begin() error {
 	s.counter = &countingReader{r: s.file}
 	raw := bufio.NewReaderSize(s.counter, headBytes)
 	head, err := raw.Peek(headBytes)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		s.Close()
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return err
 	}
-	s.reader = raw
+	s.reader, s.Head = raw, head
 	if s.Compression = compressionOf(head); s.Compression != "" {
 		pos := func() int64 { return s.counter.n.Load() - int64(raw.Buffered()) }
 		var seek func(int64) error
@@ -90,22 +110,53 @@ func Open(path string) (*Source, error) {
 		}
 		s.decomp = newDecompressor(s.Compression, raw, pos, seek)
 		br := bufio.NewReaderSize(s.decomp, headBytes)
-		s.Head, err = br.Peek(headBytes)
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-			s.Close()
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+		if s.Head, err = br.Peek(headBytes); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return err
 		}
 		s.reader = br
-	} else {
-		s.Head = head
 	}
 	s.Head = bytes.Clone(s.Head)
-	first := s.Head
-	if i := bytes.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i+1]
+	return nil
+}
+
+// Rewind goes back to the start of a file, to read it again; a stream cannot be rewound.
+func (s *Source) Rewind() error {
+	if s.Size < 0 {
+		return fmt.Errorf("%s is a stream: it cannot be read again", s.Name)
 	}
-	s.Identity = fmt.Sprintf("%016x", xxh3.Hash(first))
-	return s, nil
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.closeDecoder()
+	s.decomp, s.pos, s.window = nil, 0, nil
+	s.lines.Store(0)
+	return s.begin()
+}
+
+func hash(b []byte) string { return fmt.Sprintf("%016x", xxh3.Hash(b)) }
+
+// TailBytes is how many bytes before a resume point TailHash covers.
+const TailBytes = 4 << 10
+
+// HeadHash returns the hash of the first n bytes of the decompressed stream, n at most len(Head).
+func (s *Source) HeadHash(n int) string { return hash(s.Head[:n]) }
+
+// TailHash returns the hash of the TailBytes bytes of the decompressed stream before end (of all
+// of them when end is smaller): read again from a plain file, remembered when a compressed file
+// has been read up to end. It is false when they cannot be had.
+func (s *Source) TailHash(end int64) (string, bool) {
+	n := min(end, TailBytes)
+	if s.Compression == "" && s.Size >= 0 {
+		b := make([]byte, n)
+		if _, err := s.file.ReadAt(b, end-n); err != nil {
+			return "", false
+		}
+		return hash(b), true
+	}
+	if s.Compression == "" || end != s.pos || int64(len(s.window)) < n {
+		return "", false
+	}
+	return hash(s.window[len(s.window)-int(n):]), true
 }
 
 // QuietPeriod is how long a file must be left unchanged before it is taken as complete.
@@ -134,9 +185,10 @@ func (s *Source) SkipTo(offset int64) error {
 		}
 		s.counter.n.Store(offset)
 		s.reader = bufio.NewReaderSize(s.counter, headBytes)
+		s.pos = offset
 		return nil
 	}
-	_, err := io.CopyN(io.Discard, s.reader, offset)
+	_, err := io.CopyN(io.Discard, s, offset-s.pos)
 	return err
 }
 
@@ -144,6 +196,12 @@ func (s *Source) SkipTo(offset int64) error {
 func (s *Source) Read(p []byte) (int, error) {
 	n, err := s.reader.Read(p)
 	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	s.pos += int64(n)
+	if s.Compression != "" { // remember the last bytes, for TailHash
+		keep := min(len(s.window), TailBytes-min(n, TailBytes))
+		s.window = append(s.window[:0], s.window[len(s.window)-keep:]...)
+		s.window = append(s.window, p[max(0, n-TailBytes):n]...)
+	}
 	return n, err
 }
 
@@ -155,11 +213,15 @@ func (s *Source) LinesRead() int64 { return s.lines.Load() }
 
 // Close closes the file (not stdin).
 func (s *Source) Close() error {
-	if s.decomp != nil && s.decomp.zstd != nil {
-		s.decomp.zstd.Close()
-	}
+	s.closeDecoder()
 	if s.file == nil || s.file == os.Stdin {
 		return nil
 	}
 	return s.file.Close()
+}
+
+func (s *Source) closeDecoder() {
+	if s.decomp != nil && s.decomp.zstd != nil {
+		s.decomp.zstd.Close()
+	}
 }
