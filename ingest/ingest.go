@@ -47,7 +47,8 @@ type FileResult struct {
 	Rejected   int64
 	Duplicates int64
 	FirstError string // "line N: reason" of the first rejected line
-	Skipped    string // why the file was not loaded at all (e.g. already loaded)
+	Skipped    string // why the file was not loaded at all (e.g. already loaded, or its error)
+	Err        error  // the error that kept the file from loading (also in Ingest's error)
 	Note       string
 	Elapsed    time.Duration
 }
@@ -71,6 +72,8 @@ func New(db *store.DB, opt Options) *Ingester {
 
 // Ingest loads every file of files (see ExpandPaths), each in its own transaction. A file that
 // fails is reported and the others are still loaded; the returned error joins every failure.
+// Every input that is not loaded, skipped or failed, is a result with the reason in Skipped and
+// a row of ingest_files.
 func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, error) {
 	var results []FileResult
 	var errs []error
@@ -79,30 +82,38 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			errs = append(errs, ctx.Err())
 			break
 		}
-		if f.Err != nil {
-			errs = append(errs, f.Err)
-			continue
+		r := FileResult{Path: f.Path, Skipped: f.Skip, Err: f.Err}
+		if f.Err == nil && f.Skip == "" {
+			r, r.Err = in.ingestFile(ctx, f.Path)
 		}
-		if f.Skip != "" {
-			r := FileResult{Path: f.Path, Skipped: f.Skip}
-			results = append(results, r)
-			in.logResult(r)
-			continue
+		if errors.Is(r.Err, errUnknownKind) && f.FromWalk {
+			r.Skipped, r.Err = skippedNotEvidence, nil
 		}
-		r, err := in.ingestFile(ctx, f.Path)
-		if errors.Is(err, errUnknownKind) && f.FromWalk {
-			r.Skipped = skippedNotEvidence
-			err = nil
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+			r.Skipped = r.Err.Error()
 		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		if r.Skipped != "" {
+			if err := in.recordSkipped(ctx, r); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		results = append(results, r)
 		in.logResult(r)
 	}
 	in.logSkipped(results)
 	return results, errors.Join(errs...)
+}
+
+// recordSkipped adds an input that was not loaded to ingest_files, with the reason.
+func (in *Ingester) recordSkipped(ctx context.Context, r FileResult) error {
+	_, err := in.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO ingest_files BY NAME SELECT
+		$kind AS kind, $source_file AS source_file, $skipped AS skipped, now() AS started_at, now() AS finished_at`,
+		sql.Named("kind", nullIfEmpty(string(r.Kind))), sql.Named("source_file", r.Path), sql.Named("skipped", r.Skipped))
+	if err != nil {
+		return fmt.Errorf("recording that %s was not loaded: %w", r.Path, err)
+	}
+	return nil
 }
 
 const (
@@ -143,8 +154,8 @@ func (in *Ingester) logResult(r FileResult) {
 		return
 	}
 	switch {
-	case r.Skipped == skippedNotEvidence || r.Skipped == skippedEmpty:
-		return // summed up by logSkipped
+	case r.Skipped == skippedNotEvidence || r.Skipped == skippedEmpty || r.Err != nil:
+		return // summed up by logSkipped, or an error the caller reports
 	case r.Skipped != "":
 		fmt.Fprintf(in.opt.Log, "%s: skipped: %s\n", r.Path, r.Skipped)
 		return

@@ -78,9 +78,9 @@ var ingestErrorsTable = Table{
 var ingestFilesTable = Table{
 	Name:       "ingest_files",
 	TimeColumn: "finished_at",
-	Doc:        "One row per loaded file: what was read, how much and how it went. Written in the same transaction as the file's rows.",
+	Doc:        "One row per loaded file: what was read, how much and how it went, written in the same transaction as the file's rows; and one row per input that was not loaded, with the reason in skipped.",
 	Columns: []Column{
-		{"load_id", "BIGINT", "identifies the load; audit_events.load_id and ingest_errors.load_id refer to it"},
+		{"load_id", "BIGINT", "identifies the load; audit_events.load_id and ingest_errors.load_id refer to it; NULL for an input that was not loaded"},
 		{"kind", "VARCHAR", "evidence kind: audit, conntrack or endpoints"},
 		{"source_file", "VARCHAR", "path as given (- for stdin)"},
 		{"size_bytes", "BIGINT", "size of the file on disk (compressed size for .gz)"},
@@ -96,6 +96,7 @@ var ingestFilesTable = Table{
 		{"started_at", "TIMESTAMPTZ", "when the load started"},
 		{"finished_at", "TIMESTAMPTZ", "when the load committed"},
 		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a read error after which reading stopped"},
+		{"skipped", "VARCHAR", "why the input was not loaded (not evidence, empty, already loaded, no new data, or the error that stopped it); NULL for a load"},
 		{"device", "BIGINT", "device of the file on disk (NULL for a stream or where the system has none)"},
 		{"inode", "BIGINT", "inode of the file on disk: the same while it grows and after a rename"},
 		{"head_bytes", "BIGINT", "how many decompressed bytes from the start head_hash covers (the first 64 KiB, at most end_offset)"},
