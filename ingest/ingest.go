@@ -45,6 +45,7 @@ type FileResult struct {
 	Lines      int64
 	Rows       int64
 	Rejected   int64
+	Warnings   int64 // rows kept with a field that could not be read (warnings in ingest_errors)
 	Duplicates int64
 	FirstError string // "line N: reason" of the first rejected line
 	Skipped    string // why the file was not loaded at all (e.g. already loaded, or its error)
@@ -169,6 +170,9 @@ func (in *Ingester) logResult(r FileResult) {
 	if r.Rejected > 0 {
 		fmt.Fprintf(in.opt.Log, "%s: %s rejected, first at %s (see table ingest_errors)\n", r.Path, load.Plural(int(r.Rejected), "line"), r.FirstError)
 	}
+	if r.Warnings > 0 {
+		fmt.Fprintf(in.opt.Log, "%s: %s kept with a field that could not be read, now NULL (see table ingest_errors, severity warning)\n", r.Path, load.Plural(int(r.Warnings), "row"))
+	}
 	if r.Note != "" {
 		fmt.Fprintf(in.opt.Log, "%s: %s\n", r.Path, r.Note)
 	}
@@ -229,7 +233,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		}
 		return true, recordLoad(ctx, f, start)
 	})
-	r.LoadID, r.Lines, r.Rows, r.Rejected, r.Duplicates = f.LoadID, f.Lines, f.Rows, f.Rejected, f.Duplicates
+	r.LoadID, r.Lines, r.Rows, r.Rejected, r.Warnings, r.Duplicates = f.LoadID, f.Lines, f.Rows, f.Rejected, f.Warnings, f.Duplicates
 	r.FirstError, r.Note, r.Elapsed = f.FirstError, f.Note, time.Since(start)
 	return r, err
 }
@@ -318,13 +322,13 @@ func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
 	_, err := f.Conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT
 		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
 		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
-		$lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
+		$lines AS lines, $rows AS rows, $rejected AS rejected, $warnings AS warnings, $dups AS duplicates,
 		$started AS started_at, now() AS finished_at, $note AS note,
 		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash`,
 		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", src.Name),
 		sql.Named("size", src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", src.Identity),
 		sql.Named("start_offset", f.StartOffset), sql.Named("end_offset", nullIfNegative(f.EndOffset)), sql.Named("end_line", nullIfNegative(f.EndLine)),
-		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected),
+		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected), sql.Named("warnings", f.Warnings),
 		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)),
 		sql.Named("device", device), sql.Named("inode", inode), sql.Named("head_bytes", headBytes),
 		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash))

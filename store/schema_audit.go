@@ -57,12 +57,13 @@ var auditEventsTable = Table{
 		{"source_offset", "BIGINT", "byte offset of that line in the (decompressed) file"},
 		{"load_id", "BIGINT", "ingest_files.load_id of the load that added this row"},
 		{"load_reject", "VARCHAR", "loading bookkeeping: always NULL in committed data"},
+		{"load_warning", "VARCHAR", "loading bookkeeping: always NULL in committed data"},
 	},
 }
 
 var ingestErrorsTable = Table{
 	Name: "ingest_errors",
-	Doc: "One row per input line (or document) that could not be loaded; the good lines around it are kept. " +
+	Doc: "One row per input line (or document) that could not be loaded (severity error), or that was loaded with a field it could not read (severity warning); the good lines around it are kept. " +
 		"Also, with kind endpoints, audit events that were loaded but whose Endpoints/EndpointSlice body gave no endpoint states.",
 	Columns: []Column{
 		{"source_file", "VARCHAR", "file the line was read from"},
@@ -72,6 +73,7 @@ var ingestErrorsTable = Table{
 		{"excerpt", "VARCHAR", "the start of the line (at most 200 bytes), for a first look"},
 		{"kind", "VARCHAR", "evidence kind being loaded: audit, conntrack or endpoints"},
 		{"load_id", "BIGINT", "ingest_files.load_id of the load"},
+		{"severity", "VARCHAR", "error: the line was rejected (counted in ingest_files.rejected); warning: the row was kept but a field of it could not be read and is NULL (counted in ingest_files.warnings)"},
 	},
 }
 
@@ -92,6 +94,7 @@ var ingestFilesTable = Table{
 		{"lines", "BIGINT", "lines read"},
 		{"rows", "BIGINT", "rows added (after removing duplicates)"},
 		{"rejected", "BIGINT", "lines rejected into ingest_errors"},
+		{"warnings", "BIGINT", "rows kept with a field that could not be read (NULL), each a warning in ingest_errors"},
 		{"duplicates", "BIGINT", "rows skipped because an identical (audit_id, stage) was already loaded"},
 		{"started_at", "TIMESTAMPTZ", "when the load started"},
 		{"finished_at", "TIMESTAMPTZ", "when the load committed"},
