@@ -62,7 +62,8 @@ func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs, c := newFlags(e, "ingest", "PATH...",
 		"Load evidence into a DuckDB database file. PATH is a file, a directory (walked recursively),\n"+
-			"a glob, or - for stdin. Gzipped files are read transparently. Each file is loaded in one\n"+
+			"a glob, or - for stdin. Compressed files (gzip, bzip2, zstd, xz) are read transparently; a damaged\n"+
+			"gzip member is skipped and recorded in ingest_errors. Each file is loaded in one\n"+
 			"transaction; loading the same data twice adds no duplicate rows.")
 	c.addDB(fs, e, "database file to load into")
 	var f ingestFlags

@@ -203,7 +203,8 @@ type runSummary struct {
 	Since        *time.Time       `json:"since"`
 	Until        *time.Time       `json:"until"`
 	Files        int              `json:"files"`
-	Skipped      int              `json:"files_skipped"`
+	Skipped      int              `json:"files_skipped"` // not loaded for a reason (not evidence, empty, already loaded)
+	Failed       int              `json:"files_failed"`  // not loaded because of an error
 	Rows         int64            `json:"rows"`
 	Rejected     int64            `json:"rejected"`
 	Findings     map[string]int   `json:"findings"`
@@ -225,7 +226,11 @@ func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep
 		s.Findings[string(f.Severity)]++
 	}
 	for _, r := range results {
-		if r.Skipped != "" {
+		switch {
+		case r.Err != nil:
+			s.Failed++
+			continue
+		case r.Skipped != "":
 			s.Skipped++
 			continue
 		}

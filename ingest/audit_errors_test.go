@@ -73,32 +73,55 @@ func TestRejectedLineAccounting(t *testing.T) {
 	}
 }
 
-// TestCorruptGzipKeepsWhatDecoded: a damaged second member keeps the first member's events
-// and says where reading stopped.
-func TestCorruptGzipKeepsWhatDecoded(t *testing.T) {
-	v1 := readFile(t, "testdata/audit-v1.good.log")
-	lines := bytes.SplitAfter(v1, []byte("\n"))
-	first := bytes.Join(lines[:3], nil)
-	rest := bytes.Join(lines[3:], nil)
-	path := filepath.Join(t.TempDir(), "audit.log.gz")
-	writeGzip(t, path, first, rest)
-	b := readFile(t, path)
-	for i := len(b) - 40; i < len(b)-10; i++ { // damage the second member's deflate data and CRC
-		b[i] ^= 0x5a
-	}
-	os.WriteFile(path, b, 0o644)
-
+// TestCorruptGzipMemberIsSkipped: a damaged middle gzip member costs its own events only: the
+// members after it load, the damaged compressed byte range is one row in ingest_errors, and a
+// second load of the file adds nothing (a compressed file never grows).
+func TestCorruptGzipMemberIsSkipped(t *testing.T) {
+	path := "testdata/corrupt-middle-member.bad.log.gz" // three members of two events, the second damaged
 	db := openTestDB(t)
 	var log bytes.Buffer
 	res := ingestFiles(t, db, Options{Log: &log}, path)
-	if res[0].Rows < 3 || res[0].Note == "" || res[0].Rejected < 1 {
-		t.Fatalf("result %+v: want the first member's 3 events, a note and a rejected entry", res[0])
+	if res[0].Rows != 4 || res[0].Rejected != 1 || res[0].Note != "" {
+		t.Fatalf("result %+v: want the 4 events of the first and last members, and the damage rejected", res[0])
 	}
-	if !strings.Contains(log.String(), "reading stopped after line") {
-		t.Errorf("log %q does not say where reading stopped", log.String())
+	got := queryStrings(t, db, "SELECT line || ' ' || byte_offset || ' ' || reason FROM ingest_errors")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "3 1766 corrupt gzip at byte 637: ") || !strings.HasSuffix(got[0], "(compressed bytes 637 to 1300 skipped)") {
+		t.Errorf("ingest_errors %q, want line 3 (offset 1766, after the first member) with the damaged range 637 to 1300", got)
 	}
-	if n := queryInt(t, db, "SELECT count(*) FROM ingest_errors WHERE reason LIKE 'unreadable: %'"); n != 1 {
-		t.Errorf("%d unreadable entries in ingest_errors, want 1", n)
+	if ids := queryStrings(t, db, "SELECT source_line FROM audit_events ORDER BY 1"); strings.Join(ids, " ") != "1 2 3 4" {
+		t.Errorf("lines loaded %v, want 1 2 3 4 (the last member's events follow the damage)", ids)
+	}
+	res = ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 0 || res[0].Rejected != 0 || res[0].Skipped != "no new data since the last load" {
+		t.Errorf("second load %+v, want nothing new", res[0])
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM ingest_errors"); n != 1 {
+		t.Errorf("%d ingest_errors rows after the second load, want 1", n)
+	}
+}
+
+// TestGzipHeaderThenGarbage: a gzip header followed by random bytes is a corrupt file, named
+// with the byte where the damage starts, not an empty one.
+func TestGzipHeaderThenGarbage(t *testing.T) {
+	db := openTestDB(t)
+	inputs, err := ExpandPaths([]string{"testdata/gzip-header-garbage.bad.log.gz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(db, Options{}).Ingest(context.Background(), inputs)
+	if err == nil || !strings.Contains(err.Error(), "gzip-header-garbage.bad.log.gz: corrupt gzip at byte 0") {
+		t.Errorf("error %v, want corrupt gzip at byte 0", err)
+	}
+}
+
+// TestCompressedFormats: bzip2, xz and zstd files load like gzip ones.
+func TestCompressedFormats(t *testing.T) {
+	for _, ext := range []string{"bz2", "xz", "zst"} {
+		db := openTestDB(t)
+		res := ingestFiles(t, db, Options{}, "testdata/audit-v1.good.log."+ext)
+		if len(res) != 1 || res[0].Rows != 6 || res[0].Rejected != 0 || res[0].Kind != "audit" {
+			t.Errorf("%s: %+v, want 6 events", ext, res)
+		}
 	}
 }
 
@@ -215,5 +238,37 @@ func TestOversizedLineInsideChunk(t *testing.T) {
 	}
 	if got := queryInts(t, db, "SELECT source_line FROM audit_events ORDER BY 1"); !slices.Equal(got, []int64{1, 3, 4, 6}) {
 		t.Errorf("kept lines %v, want [1 3 4 6]", got)
+	}
+}
+
+// TestFieldOfTheWrongTypeIsAWarning: an event with a field of the wrong type is kept with the
+// field NULL, and a warning row in ingest_errors names the field; warnings are not rejected
+// lines.
+func TestFieldOfTheWrongTypeIsAWarning(t *testing.T) {
+	db := openTestDB(t)
+	var log bytes.Buffer
+	res := ingestFiles(t, db, Options{Log: &log}, "testdata/bad-field-types.bad.log")
+	if res[0].Rows != 6 || res[0].Rejected != 0 || res[0].Warnings != 4 {
+		t.Fatalf("result %+v: want 6 rows, nothing rejected, 4 warnings", res[0])
+	}
+	got := queryStrings(t, db, "SELECT line || ' ' || severity || ' ' || reason FROM ingest_errors ORDER BY line")
+	const prefix = " warning unreadable field, loaded as NULL (the event is kept): "
+	want := []string{
+		"2" + prefix + "user is VARCHAR, not OBJECT",
+		"3" + prefix + "sourceIPs is VARCHAR, not ARRAY",
+		"4" + prefix + "responseStatus.code 99999999999 is not a 32-bit integer",
+		"5" + prefix + `stageTimestamp "yesterday" is not an RFC 3339 time`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ingest_errors:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM audit_events WHERE username IS NULL OR source_ips IS NULL OR code IS NULL OR stage_at IS NULL"); n != 4 {
+		t.Errorf("%d events with the bad field NULL, want 4", n)
+	}
+	if got := queryInts(t, db, "SELECT warnings FROM ingest_files"); !slices.Equal(got, []int64{4}) {
+		t.Errorf("ingest_files.warnings %v, want [4]", got)
+	}
+	if !strings.Contains(log.String(), "4 rows kept with a field that could not be read") {
+		t.Errorf("log %q does not count the warnings", log.String())
 	}
 }

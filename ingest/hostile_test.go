@@ -89,8 +89,8 @@ func TestUnreadableDirectoryIsNamedAndTheRestLoads(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), locked) || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("error %v, want %s named as unreadable", err, locked)
 	}
-	if len(res) != 1 || res[0].Rows == 0 {
-		t.Errorf("results %+v, want ok/audit.log loaded", res)
+	if len(res) != 2 || res[0].Err == nil || res[1].Rows == 0 {
+		t.Errorf("results %+v, want locked/ failed and ok/audit.log loaded", res)
 	}
 }
 
@@ -205,5 +205,47 @@ func TestInvalidLastLineOfAQuietFile(t *testing.T) {
 	}
 	if got := queryInts(t, fresh, "SELECT line FROM ingest_errors"); !slices.Equal(got, []int64{7}) {
 		t.Errorf("ingest_errors lines %v, want [7]", got)
+	}
+}
+
+// TestEveryInputNotLoadedIsRecorded: each input that is not loaded, whatever the reason, is a
+// row of ingest_files with the reason, and a result: nothing is skipped in silence, even with
+// no log at all (--quiet).
+func TestEveryInputNotLoadedIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(dir, "audit.log"))
+	writeFileT(t, filepath.Join(dir, "notes.txt"), []byte("just some words\n"))
+	writeFileT(t, filepath.Join(dir, "empty.log"), nil)
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, dir)
+	inputs, err := ExpandPaths([]string{dir, "testdata/gzip-header-garbage.bad.log.gz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(db, Options{}).Ingest(context.Background(), inputs)
+	if err == nil {
+		t.Fatal("a corrupt file named on the command line is no error")
+	}
+	got := queryStrings(t, db, `SELECT regexp_replace(source_file, '.*/', '') || ': ' || skipped FROM ingest_files
+		WHERE skipped IS NOT NULL ORDER BY finished_at, source_file`)
+	want := []string{
+		"empty.log: " + skippedEmpty, "notes.txt: " + skippedNotEvidence, "pipe: " + skippedNotRegular,
+		"audit.log: no new data since the last load", "empty.log: " + skippedEmpty, "notes.txt: " + skippedNotEvidence, "pipe: " + skippedNotRegular,
+		"gzip-header-garbage.bad.log.gz: reading testdata/gzip-header-garbage.bad.log.gz: corrupt gzip at byte 0",
+	}
+	if len(got) != len(want) || !slices.Equal(got[:len(want)-1], want[:len(want)-1]) || !strings.HasPrefix(got[len(got)-1], want[len(want)-1]) {
+		t.Errorf("ingest_files skipped rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var failed int
+	for _, r := range res {
+		if r.Err != nil && r.Skipped != "" {
+			failed++
+		}
+	}
+	if len(res) != 5 || failed != 1 {
+		t.Errorf("results %+v, want 5 with 1 failed", res)
 	}
 }

@@ -86,3 +86,62 @@ func TestIncrementalGrowRotateTruncate(t *testing.T) {
 	ingestFiles(t, db, Options{}, dir)
 	check("truncated and rewritten", 3000)
 }
+
+// TestSharedFirstLineIsNotTheSameFile: logs that share their first line (a blank line, a rotated
+// copy's header) or even their first events are not taken for one another: each is continued
+// only from a load whose bytes it holds up to where that load stopped, and otherwise read from
+// the start, so that every event of every file is loaded (dedupe drops what two files share).
+func TestSharedFirstLineIsNotTheSameFile(t *testing.T) {
+	gen := func(seed int64, n int64) [][]byte {
+		var data bytes.Buffer
+		if _, err := auditgen.Generate(&data, auditgen.Options{Seed: seed, MaxEvents: n, LargeBodyFraction: -1}); err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(data.Bytes(), []byte("\n"))
+		return lines[:len(lines)-1]
+	}
+	one, other, third := gen(5, 500), gen(6, 500), gen(7, 200)
+	join := func(parts ...[][]byte) []byte {
+		out := []byte("\n") // every file starts with a blank line
+		for _, p := range parts {
+			out = append(out, bytes.Join(p, nil)...)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	db := openTestDB(t)
+	events := func() int64 { return queryInt(t, db, "SELECT count(DISTINCT (audit_id, stage)) FROM audit_events") }
+
+	ingestFiles(t, db, Options{}, write("a.log", join(one[:250])))
+	res := ingestFiles(t, db, Options{}, write("b.log", join(other)))
+	if res[0].Rows != 500 || events() != 750 {
+		t.Fatalf("another log behind the same blank first line: %+v, %d events in all; want its 500 rows", res[0], events())
+	}
+	if !strings.Contains(res[0].Note, "read from the start") {
+		t.Errorf("note %q does not say the file was read from the start", res[0].Note)
+	}
+	// The same first 200 events (more than the 64 KiB head), then other ones: a copy that went
+	// another way after them is read from the start, plain or compressed.
+	forked := join(one[:200], other[:100])
+	res = ingestFiles(t, db, Options{}, write("c.log", forked))
+	if res[0].Rows != 0 || res[0].Duplicates != 300 || events() != 750 {
+		t.Errorf("forked copy: %+v, %d events; want all 300 read, all already loaded", res[0], events())
+	}
+	writeGzip(t, filepath.Join(dir, "d.log.gz"), join(one[:200], third))
+	res = ingestFiles(t, db, Options{}, filepath.Join(dir, "d.log.gz"))
+	if res[0].Rows != 200 || res[0].Duplicates != 200 || events() != 950 {
+		t.Errorf("forked compressed copy: %+v, %d events; want 200 new events", res[0], events())
+	}
+	// The file a load read, grown: continued where that load stopped.
+	res = ingestFiles(t, db, Options{}, write("a.log", join(one)))
+	if res[0].Rows != 250 || res[0].Duplicates != 0 || res[0].Lines != 250 {
+		t.Errorf("grown file: %+v, want its 250 new lines read and nothing else", res[0])
+	}
+}

@@ -45,9 +45,11 @@ type FileResult struct {
 	Lines      int64
 	Rows       int64
 	Rejected   int64
+	Warnings   int64 // rows kept with a field that could not be read (warnings in ingest_errors)
 	Duplicates int64
 	FirstError string // "line N: reason" of the first rejected line
-	Skipped    string // why the file was not loaded at all (e.g. already loaded)
+	Skipped    string // why the file was not loaded at all (e.g. already loaded, or its error)
+	Err        error  // the error that kept the file from loading (also in Ingest's error)
 	Note       string
 	Elapsed    time.Duration
 }
@@ -71,6 +73,8 @@ func New(db *store.DB, opt Options) *Ingester {
 
 // Ingest loads every file of files (see ExpandPaths), each in its own transaction. A file that
 // fails is reported and the others are still loaded; the returned error joins every failure.
+// Every input that is not loaded, skipped or failed, is a result with the reason in Skipped and
+// a row of ingest_files.
 func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, error) {
 	var results []FileResult
 	var errs []error
@@ -79,30 +83,38 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			errs = append(errs, ctx.Err())
 			break
 		}
-		if f.Err != nil {
-			errs = append(errs, f.Err)
-			continue
+		r := FileResult{Path: f.Path, Skipped: f.Skip, Err: f.Err}
+		if f.Err == nil && f.Skip == "" {
+			r, r.Err = in.ingestFile(ctx, f.Path)
 		}
-		if f.Skip != "" {
-			r := FileResult{Path: f.Path, Skipped: f.Skip}
-			results = append(results, r)
-			in.logResult(r)
-			continue
+		if errors.Is(r.Err, errUnknownKind) && f.FromWalk {
+			r.Skipped, r.Err = skippedNotEvidence, nil
 		}
-		r, err := in.ingestFile(ctx, f.Path)
-		if errors.Is(err, errUnknownKind) && f.FromWalk {
-			r.Skipped = skippedNotEvidence
-			err = nil
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+			r.Skipped = r.Err.Error()
 		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		if r.Skipped != "" {
+			if err := in.recordSkipped(ctx, r); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		results = append(results, r)
 		in.logResult(r)
 	}
 	in.logSkipped(results)
 	return results, errors.Join(errs...)
+}
+
+// recordSkipped adds an input that was not loaded to ingest_files, with the reason.
+func (in *Ingester) recordSkipped(ctx context.Context, r FileResult) error {
+	_, err := in.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO ingest_files BY NAME SELECT
+		$kind AS kind, $source_file AS source_file, $skipped AS skipped, now() AS started_at, now() AS finished_at`,
+		sql.Named("kind", nullIfEmpty(string(r.Kind))), sql.Named("source_file", r.Path), sql.Named("skipped", r.Skipped))
+	if err != nil {
+		return fmt.Errorf("recording that %s was not loaded: %w", r.Path, err)
+	}
+	return nil
 }
 
 const (
@@ -143,8 +155,8 @@ func (in *Ingester) logResult(r FileResult) {
 		return
 	}
 	switch {
-	case r.Skipped == skippedNotEvidence || r.Skipped == skippedEmpty:
-		return // summed up by logSkipped
+	case r.Skipped == skippedNotEvidence || r.Skipped == skippedEmpty || r.Err != nil:
+		return // summed up by logSkipped, or an error the caller reports
 	case r.Skipped != "":
 		fmt.Fprintf(in.opt.Log, "%s: skipped: %s\n", r.Path, r.Skipped)
 		return
@@ -157,6 +169,9 @@ func (in *Ingester) logResult(r FileResult) {
 	}
 	if r.Rejected > 0 {
 		fmt.Fprintf(in.opt.Log, "%s: %s rejected, first at %s (see table ingest_errors)\n", r.Path, load.Plural(int(r.Rejected), "line"), r.FirstError)
+	}
+	if r.Warnings > 0 {
+		fmt.Fprintf(in.opt.Log, "%s: %s kept with a field that could not be read, now NULL (see table ingest_errors, severity warning)\n", r.Path, load.Plural(int(r.Warnings), "row"))
 	}
 	if r.Note != "" {
 		fmt.Fprintf(in.opt.Log, "%s: %s\n", r.Path, r.Note)
@@ -175,11 +190,14 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		return r, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer src.Close()
+	loader, err := in.loaderFor(src)
+	if dmg := src.Damage(); err != nil && len(dmg) > 0 {
+		return r, fmt.Errorf("reading %s: %w", path, dmg[0]) // what little it holds is no evidence because it is damaged
+	}
 	if len(src.Head) == 0 {
 		r.Skipped = skippedEmpty
 		return r, nil
 	}
-	loader, err := in.loaderFor(src)
 	if err != nil {
 		return r, err
 	}
@@ -203,6 +221,9 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		stop := in.showProgress(src)
 		err := loader.Load(ctx, f)
 		stop()
+		if err == nil {
+			err = f.RecordDamage(ctx)
+		}
 		if err != nil {
 			return false, err
 		}
@@ -212,7 +233,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		}
 		return true, recordLoad(ctx, f, start)
 	})
-	r.LoadID, r.Lines, r.Rows, r.Rejected, r.Duplicates = f.LoadID, f.Lines, f.Rows, f.Rejected, f.Duplicates
+	r.LoadID, r.Lines, r.Rows, r.Rejected, r.Warnings, r.Duplicates = f.LoadID, f.Lines, f.Rows, f.Rejected, f.Warnings, f.Duplicates
 	r.FirstError, r.Note, r.Elapsed = f.FirstError, f.Note, time.Since(start)
 	return r, err
 }
@@ -283,20 +304,36 @@ func (in *Ingester) showProgress(src *source.Source) (stop func()) {
 	return func() { close(done); <-stopped; in.opt.Progress.End() }
 }
 
-// recordLoad adds the load of f to ingest_files.
+// recordLoad adds the load of f to ingest_files, with what identifies the file for the next
+// load (see resumePoint).
 func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
+	src := f.Src
+	headBytes := len(src.Head)
+	if f.EndOffset >= 0 {
+		headBytes = int(min(int64(headBytes), f.EndOffset))
+	}
+	var device, inode, tailHash any
+	if src.HasFileID {
+		device, inode = src.Device, src.Inode
+	}
+	if h, ok := src.TailHash(f.EndOffset); f.EndOffset > 0 && ok {
+		tailHash = h
+	}
 	_, err := f.Conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT
 		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
 		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
-		$lines AS lines, $rows AS rows, $rejected AS rejected, $dups AS duplicates,
-		$started AS started_at, now() AS finished_at, $note AS note`,
-		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", f.Src.Name),
-		sql.Named("size", f.Src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", f.Src.Identity),
+		$lines AS lines, $rows AS rows, $rejected AS rejected, $warnings AS warnings, $dups AS duplicates,
+		$started AS started_at, now() AS finished_at, $note AS note,
+		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash`,
+		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", src.Name),
+		sql.Named("size", src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", src.Identity),
 		sql.Named("start_offset", f.StartOffset), sql.Named("end_offset", nullIfNegative(f.EndOffset)), sql.Named("end_line", nullIfNegative(f.EndLine)),
-		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected),
-		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)))
+		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected), sql.Named("warnings", f.Warnings),
+		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)),
+		sql.Named("device", device), sql.Named("inode", inode), sql.Named("head_bytes", headBytes),
+		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash))
 	if err != nil {
-		return fmt.Errorf("recording load of %s: %w", f.Src.Name, err)
+		return fmt.Errorf("recording load of %s: %w", src.Name, err)
 	}
 	return nil
 }
@@ -309,17 +346,20 @@ func nullIfNegative(n int64) any {
 }
 
 // resumePoint decides where to read a file from, or why to skip it. An audit log (a resumable
-// kind) seen before (same first line) is read from where the last load stopped: a growing
-// audit.log, or the same file after rotation renamed (or compressed) it. A file whose first line
-// changed was truncated or replaced and is read whole. Other evidence is not resumed but skipped
-// when the very same file was loaded before.
+// kind) that an earlier load read up to some offset is read on from there: a growing audit.log,
+// or the same file after rotation renamed (or compressed) it. Earlier loads are found by the
+// file's first line, and one is continued only when the file starts with the same bytes (up to
+// 64 KiB) and holds the same 4 KiB before the offset; loads of the same device and inode are
+// tried first. A file that matches none is read from the start, and dedupe drops the events an
+// earlier load has; so is a stream, which cannot be read again. Other evidence is not resumed
+// but skipped when the very same file was loaded before.
 func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped string, err error) {
 	src := f.Src
 	if !resumable {
 		var seen bool
 		err := f.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files
-			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4)`,
-			f.Kind, src.Name, src.Size, src.Identity).Scan(&seen)
+			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4 AND head_bytes = $5 AND head_hash = $6)`,
+			f.Kind, src.Name, src.Size, src.Identity, len(src.Head), src.HeadHash(len(src.Head))).Scan(&seen)
 		if err != nil {
 			return "", fmt.Errorf("reading %s: %w", src.Name, err)
 		}
@@ -328,28 +368,80 @@ func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped str
 		}
 		return "", nil
 	}
-	var end, line sql.NullInt64
-	err = f.Conn.QueryRowContext(ctx, `SELECT end_offset, end_line FROM ingest_files
-		WHERE kind = $1 AND identity = $2 AND end_offset IS NOT NULL ORDER BY load_id DESC LIMIT 1`, f.Kind, src.Identity).Scan(&end, &line)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && end.Int64 == 0) {
+	if src.Size < 0 {
 		return "", nil
 	}
+	earlier, err := earlierLoads(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", src.Name, err)
 	}
-	if !src.Gzip && src.Size >= 0 {
-		switch {
-		case end.Int64 == src.Size:
-			return "no new data since the last load", nil
-		case end.Int64 > src.Size: // shorter than what was read: truncated and rewritten
+	for _, e := range earlier {
+		if e.headBytes > len(src.Head) || src.HeadHash(e.headBytes) != e.headHash {
+			continue
+		}
+		if src.Compression == "" {
+			if e.end > src.Size {
+				continue // shorter than what was read: truncated and rewritten
+			}
+			if tail, ok := src.TailHash(e.end); !ok || tail != e.tailHash {
+				continue
+			}
+			if e.end == src.Size {
+				return "no new data since the last load", nil
+			}
+		}
+		if err := src.SkipTo(e.end); err != nil {
+			return "", fmt.Errorf("reading %s: skipping the %d bytes loaded before: %w", src.Name, e.end, err)
+		}
+		if tail, ok := src.TailHash(e.end); ok && tail == e.tailHash {
+			f.StartOffset, f.StartLine = e.end, e.line
 			return "", nil
 		}
+		// A compressed file is only known to differ once read up to the offset.
+		if err := src.Rewind(); err != nil {
+			return "", fmt.Errorf("reading %s again from the start: %w", src.Name, err)
+		}
+		break
 	}
-	if err := src.SkipTo(end.Int64); err != nil {
-		return "", fmt.Errorf("reading %s: skipping the %d bytes loaded before: %w", src.Name, end.Int64, err)
+	if len(earlier) > 0 {
+		f.AddNote("its first line is that of a file loaded before, but not the bytes up to where that load stopped: read from the start")
 	}
-	f.StartOffset, f.StartLine = end.Int64, line.Int64
 	return "", nil
+}
+
+// earlierLoad is where an earlier load of a file with the same first line stopped, and what it
+// read.
+type earlierLoad struct {
+	end, line int64
+	headBytes int
+	headHash  string
+	tailHash  string
+}
+
+// earlierLoads returns the latest loads of files with the first line of f's, those of the same
+// device and inode first.
+func earlierLoads(ctx context.Context, f *load.File) ([]earlierLoad, error) {
+	var device, inode any
+	if f.Src.HasFileID {
+		device, inode = f.Src.Device, f.Src.Inode
+	}
+	rows, err := f.Conn.QueryContext(ctx, `SELECT end_offset, coalesce(end_line, 0), head_bytes, head_hash, tail_hash
+		FROM ingest_files
+		WHERE kind = $1 AND identity = $2 AND end_offset > 0 AND head_hash IS NOT NULL AND tail_hash IS NOT NULL
+		ORDER BY (device = $3 AND inode = $4) IS TRUE DESC, load_id DESC LIMIT 16`, f.Kind, f.Src.Identity, device, inode)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []earlierLoad
+	for rows.Next() {
+		var e earlierLoad
+		if err := rows.Scan(&e.end, &e.line, &e.headBytes, &e.headHash, &e.tailHash); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 func nullIfEmpty(s string) any {

@@ -57,12 +57,13 @@ var auditEventsTable = Table{
 		{"source_offset", "BIGINT", "byte offset of that line in the (decompressed) file"},
 		{"load_id", "BIGINT", "ingest_files.load_id of the load that added this row"},
 		{"load_reject", "VARCHAR", "loading bookkeeping: always NULL in committed data"},
+		{"load_warning", "VARCHAR", "loading bookkeeping: always NULL in committed data"},
 	},
 }
 
 var ingestErrorsTable = Table{
 	Name: "ingest_errors",
-	Doc: "One row per input line (or document) that could not be loaded; the good lines around it are kept. " +
+	Doc: "One row per input line (or document) that could not be loaded (severity error), or that was loaded with a field it could not read (severity warning); the good lines around it are kept. " +
 		"Also, with kind endpoints, audit events that were loaded but whose Endpoints/EndpointSlice body gave no endpoint states.",
 	Columns: []Column{
 		{"source_file", "VARCHAR", "file the line was read from"},
@@ -72,30 +73,38 @@ var ingestErrorsTable = Table{
 		{"excerpt", "VARCHAR", "the start of the line (at most 200 bytes), for a first look"},
 		{"kind", "VARCHAR", "evidence kind being loaded: audit, conntrack or endpoints"},
 		{"load_id", "BIGINT", "ingest_files.load_id of the load"},
+		{"severity", "VARCHAR", "error: the line was rejected (counted in ingest_files.rejected); warning: the row was kept but a field of it could not be read and is NULL (counted in ingest_files.warnings)"},
 	},
 }
 
 var ingestFilesTable = Table{
 	Name:       "ingest_files",
 	TimeColumn: "finished_at",
-	Doc:        "One row per loaded file: what was read, how much and how it went. Written in the same transaction as the file's rows.",
+	Doc:        "One row per loaded file: what was read, how much and how it went, written in the same transaction as the file's rows; and one row per input that was not loaded, with the reason in skipped.",
 	Columns: []Column{
-		{"load_id", "BIGINT", "identifies the load; audit_events.load_id and ingest_errors.load_id refer to it"},
+		{"load_id", "BIGINT", "identifies the load; audit_events.load_id and ingest_errors.load_id refer to it; NULL for an input that was not loaded"},
 		{"kind", "VARCHAR", "evidence kind: audit, conntrack or endpoints"},
 		{"source_file", "VARCHAR", "path as given (- for stdin)"},
 		{"size_bytes", "BIGINT", "size of the file on disk (compressed size for .gz)"},
 		{"read_bytes", "BIGINT", "bytes read after decompression"},
-		{"identity", "VARCHAR", "xxh3 of the file's first line: the same while the file grows and after rotation renames or compresses it"},
+		{"identity", "VARCHAR", "xxh3 of the file's first line (decompressed): the same while the file grows and after rotation renames or compresses it; finds the loads a file may continue"},
 		{"start_offset", "BIGINT", "decompressed byte offset the load started at (0, or where the previous load of the same file stopped)"},
 		{"end_offset", "BIGINT", "decompressed byte offset after the last complete line read: where the next load of this file starts"},
 		{"end_line", "BIGINT", "number of the last complete line read"},
 		{"lines", "BIGINT", "lines read"},
 		{"rows", "BIGINT", "rows added (after removing duplicates)"},
 		{"rejected", "BIGINT", "lines rejected into ingest_errors"},
+		{"warnings", "BIGINT", "rows kept with a field that could not be read (NULL), each a warning in ingest_errors"},
 		{"duplicates", "BIGINT", "rows skipped because an identical (audit_id, stage) was already loaded"},
 		{"started_at", "TIMESTAMPTZ", "when the load started"},
 		{"finished_at", "TIMESTAMPTZ", "when the load committed"},
-		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a corrupt gzip member after which reading stopped"},
+		{"note", "VARCHAR", "what went wrong with the file as a whole, e.g. a read error after which reading stopped"},
+		{"skipped", "VARCHAR", "why the input was not loaded (not evidence, empty, already loaded, no new data, or the error that stopped it); NULL for a load"},
+		{"device", "BIGINT", "device of the file on disk (NULL for a stream or where the system has none)"},
+		{"inode", "BIGINT", "inode of the file on disk: the same while it grows and after a rename"},
+		{"head_bytes", "BIGINT", "how many decompressed bytes from the start head_hash covers (the first 64 KiB, at most end_offset)"},
+		{"head_hash", "VARCHAR", "xxh3 of the first head_bytes decompressed bytes: a later load continues this one only when its file starts the same"},
+		{"tail_hash", "VARCHAR", "xxh3 of the 4 KiB of decompressed bytes before end_offset: checked before a later load continues from end_offset"},
 	},
 }
 

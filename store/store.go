@@ -224,6 +224,10 @@ func (db *DB) createTables(ctx context.Context) error {
 	return nil
 }
 
+// backfills give the rows an older kubesift wrote a value in a column added since, where NULL
+// would say something else: every ingest_errors row of before warnings is an error.
+var backfills = map[string]string{ingestErrorsTable.Name + ".severity": "'error'"}
+
 // addMissingColumns upgrades a table that an older kubesift created: columns it lacks are added
 // (at the end; loads insert by name), NULL in the rows loaded before.
 func (db *DB) addMissingColumns(ctx context.Context, t Table) error {
@@ -249,6 +253,11 @@ func (db *DB) addMissingColumns(ctx context.Context, t Table) error {
 		}
 		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
 			return fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
+		}
+		if value, ok := backfills[t.Name+"."+c.Name]; ok {
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET \"%s\" = %s", t.Name, c.Name, value)); err != nil {
+				return fmt.Errorf("upgrading table %s in %s (filling column %s): %w", t.Name, db.Path, c.Name, err)
+			}
 		}
 	}
 	return nil

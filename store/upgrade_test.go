@@ -42,3 +42,35 @@ func TestOpenAddsColumnsAnOlderVersionLacked(t *testing.T) {
 		t.Errorf("after the upgrade: %q cluster %v, new row's cluster %q", old, oldCluster, cluster)
 	}
 }
+
+// TestUpgradeMarksOlderIngestErrorsAsErrors: ingest_errors rows written before the severity
+// column existed were all rejected lines: the upgrade says so instead of leaving NULL.
+func TestUpgradeMarksOlderIngestErrorsAsErrors(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"ALTER TABLE ingest_errors DROP COLUMN severity",
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
+		"INSERT INTO ingest_errors (source_file, line, reason, load_id) VALUES ('old.log', 3, 'truncated line', 1)",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var severity *string
+	if err := db.QueryRowContext(ctx, "SELECT severity FROM ingest_errors").Scan(&severity); err != nil {
+		t.Fatal(err)
+	}
+	if severity == nil || *severity != "error" {
+		t.Errorf("severity of an older row %v, want error", severity)
+	}
+}

@@ -68,6 +68,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
 	rejects = holdBackTail(f, rejects, out.tail)
+	if err := takeWarnings(ctx, f); err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
 	if err := deriver.finish(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
@@ -190,6 +193,35 @@ func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// takeWarnings records the events of this load that were kept with a field of the wrong type
+// (read as NULL) as warnings in ingest_errors, and clears their bookkeeping column.
+func takeWarnings(ctx context.Context, f *load.File) error {
+	rows, err := f.Conn.QueryContext(ctx, `SELECT source_line, source_offset, load_warning, audit_id FROM audit_events
+		WHERE load_id = $1 AND load_warning IS NOT NULL ORDER BY source_line`, f.LoadID)
+	if err != nil {
+		return err
+	}
+	var warnings []load.Rejected
+	for rows.Next() {
+		var w load.Rejected
+		var fields, auditID string
+		if err := rows.Scan(&w.Line, &w.Offset, &fields, &auditID); err != nil {
+			rows.Close()
+			return err
+		}
+		w.Reason = "unreadable field, loaded as NULL (the event is kept): " + fields
+		w.Text = []byte("auditID " + auditID)
+		warnings = append(warnings, w)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(warnings) == 0 {
+		return err
+	}
+	if _, err := f.Conn.ExecContext(ctx, "UPDATE audit_events SET load_warning = NULL WHERE load_id = $1 AND load_warning IS NOT NULL", f.LoadID); err != nil {
+		return err
+	}
+	return f.RecordWarnings(ctx, warnings)
 }
 
 // removeDuplicateRows deletes rows of this load whose (audit_id, stage) is already present,

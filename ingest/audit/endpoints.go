@@ -207,7 +207,7 @@ func (d *endpointDeriver) finish(ctx context.Context, f *load.File) error {
 	if len(d.sink.Rejects) == 0 {
 		return nil
 	}
-	if err := f.WriteErrors(ctx, k8sobj.Loader{}.Kind(), d.sink.Rejects); err != nil {
+	if err := f.WriteErrors(ctx, k8sobj.Loader{}.Kind(), load.SeverityWarning, d.sink.Rejects); err != nil {
 		return err
 	}
 	f.AddNote(fmt.Sprintf("%s with Endpoints bodies that gave no endpoint states (see ingest_errors, kind endpoints)", load.Plural(len(d.sink.Rejects), "event")))

@@ -51,7 +51,23 @@ SELECT
     line AS source_line,
     byte_offset AS source_offset,
     $load_id AS load_id,
-    CASE WHEN NOT ok THEN raw END AS load_reject
+    CASE WHEN NOT ok THEN raw END AS load_reject,
+    -- A field of the wrong type is read as NULL: the event is kept, and the field is named here
+    -- to become a warning in ingest_errors (field_types is computed only when a field came out empty).
+    CASE WHEN ok THEN nullif(concat_ws('; ',
+        CASE WHEN field_types[1] NOT IN ('NULL', 'OBJECT') THEN 'user is ' || field_types[1] || ', not OBJECT' END,
+        CASE WHEN field_types[2] NOT IN ('NULL', 'ARRAY') THEN 'user.groups is ' || field_types[2] || ', not ARRAY' END,
+        CASE WHEN field_types[3] NOT IN ('NULL', 'OBJECT') THEN 'impersonatedUser is ' || field_types[3] || ', not OBJECT' END,
+        CASE WHEN field_types[4] NOT IN ('NULL', 'ARRAY') THEN 'sourceIPs is ' || field_types[4] || ', not ARRAY' END,
+        CASE WHEN field_types[5] NOT IN ('NULL', 'OBJECT') THEN 'objectRef is ' || field_types[5] || ', not OBJECT' END,
+        CASE WHEN field_types[6] NOT IN ('NULL', 'OBJECT') THEN 'responseStatus is ' || field_types[6] || ', not OBJECT' END,
+        CASE WHEN field_types[7] <> 'NULL' AND e.responseStatus.code IS NULL
+            THEN 'responseStatus.code ' || json_extract(raw, '$.responseStatus.code') || ' is not a 32-bit integer' END,
+        CASE WHEN field_types[8] NOT IN ('NULL', 'OBJECT') THEN 'annotations is ' || field_types[8] || ', not OBJECT' END,
+        CASE WHEN e.requestReceivedTimestamp IS NOT NULL AND try_cast(upper(e.requestReceivedTimestamp) AS TIMESTAMPTZ) IS NULL
+            THEN 'requestReceivedTimestamp ' || to_json(e.requestReceivedTimestamp) || ' is not an RFC 3339 time' END,
+        CASE WHEN e.stageTimestamp IS NOT NULL AND stage_ts IS NULL
+            THEN 'stageTimestamp ' || to_json(e.stageTimestamp) || ' is not an RFC 3339 time' END), '') END AS load_warning
 FROM (
     SELECT *,
         coalesce(coalesce(e.kind, CASE WHEN list_api_version <> '' THEN 'Event' END) = 'Event'
@@ -63,7 +79,13 @@ FROM (
         -- pre-1.10 v1beta1 logs carry only the legacy "timestamp": it stands for both times.
         try_cast(upper(e."timestamp") AS TIMESTAMPTZ) AS legacy_ts,
         coalesce(try_cast(upper(e.requestReceivedTimestamp) AS TIMESTAMPTZ), legacy_ts) AS received_at,
-        try_cast(upper(e.stageTimestamp) AS TIMESTAMPTZ) AS stage_ts
+        try_cast(upper(e.stageTimestamp) AS TIMESTAMPTZ) AS stage_ts,
+        CASE WHEN e."user".username IS NULL OR e."user".groups IS NULL OR e.sourceIPs IS NULL OR e.annotations IS NULL
+                OR (e.impersonatedUser IS NOT NULL AND e.impersonatedUser.username IS NULL)
+                OR (e.objectRef IS NOT NULL AND e.objectRef.resource IS NULL)
+                OR (e.responseStatus IS NOT NULL AND e.responseStatus.code IS NULL)
+            THEN json_type(raw, ['$.user', '$.user.groups', '$.impersonatedUser', '$.sourceIPs', '$.objectRef',
+                '$.responseStatus', '$.responseStatus.code', '$.annotations']) END AS field_types
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
             q_bookmarks, q_initial, q_limit, q_continue, list_api_version, cluster, apiserver,

@@ -46,6 +46,7 @@ type File struct {
 	Rows       int64 // rows kept
 	Duplicates int64 // rows dropped as already loaded
 	Rejected   int64 // input lines that gave no row
+	Warnings   int64 // rows kept with a field that could not be read
 	FirstError string
 	Note       string // what went wrong with the file as a whole
 	// Where reading stopped, for the next load of a growing file; -1 when it cannot resume.
@@ -104,16 +105,48 @@ func (f *File) RecordRejects(ctx context.Context, rejects []Rejected) error {
 		return nil
 	}
 	slices.SortFunc(rejects, func(a, b Rejected) int { return int(a.Line - b.Line) })
-	f.Rejected = int64(len(rejects))
-	f.FirstError = fmt.Sprintf("line %d: %s", rejects[0].Line, rejects[0].Reason)
-	return f.WriteErrors(ctx, f.Kind, rejects)
+	f.Rejected += int64(len(rejects))
+	if f.FirstError == "" {
+		f.FirstError = fmt.Sprintf("line %d: %s", rejects[0].Line, rejects[0].Reason)
+	}
+	return f.WriteErrors(ctx, f.Kind, SeverityError, rejects)
 }
 
-// WriteErrors adds rows to ingest_errors under kind, without counting them as rejected lines:
-// for what a load read but could not use for another kind's tables.
-func (f *File) WriteErrors(ctx context.Context, kind string, rejects []Rejected) error {
-	stmt, err := f.Conn.PrepareContext(ctx, `INSERT INTO ingest_errors (source_file, line, byte_offset, reason, excerpt, kind, load_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+// RecordWarnings writes to ingest_errors, as warnings, rows that were kept but had a field that
+// could not be read, and counts them; they are not rejected lines.
+func (f *File) RecordWarnings(ctx context.Context, warnings []Rejected) error {
+	f.Warnings += int64(len(warnings))
+	return f.WriteErrors(ctx, f.Kind, SeverityWarning, warnings)
+}
+
+// RecordDamage records the stretches of a compressed file that could not be decompressed as
+// rejected input, each at the line and offset where the decompressed stream was cut; damage
+// before where a resumed load started was recorded by the load that read it.
+func (f *File) RecordDamage(ctx context.Context) error {
+	var rejects []Rejected
+	for _, d := range f.Src.Damage() {
+		if f.StartOffset > 0 && d.Offset <= f.StartOffset {
+			continue
+		}
+		rejects = append(rejects, Rejected{Line: d.Line, Offset: d.Offset, Reason: d.Error()})
+	}
+	return f.RecordRejects(ctx, rejects)
+}
+
+// The severities of ingest_errors rows: a rejected line, or a row kept with a field it lacks.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// WriteErrors adds rows to ingest_errors under kind and severity, without counting them: for
+// what a load read but could not use for another kind's tables.
+func (f *File) WriteErrors(ctx context.Context, kind, severity string, rejects []Rejected) error {
+	if len(rejects) == 0 {
+		return nil
+	}
+	stmt, err := f.Conn.PrepareContext(ctx, `INSERT INTO ingest_errors (source_file, line, byte_offset, reason, excerpt, kind, load_id, severity)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`)
 	if err != nil {
 		return fmt.Errorf("recording rejected lines of %s: %w", f.Src.Name, err)
 	}
@@ -123,7 +156,7 @@ func (f *File) WriteErrors(ctx context.Context, kind string, rejects []Rejected)
 		if rj.Offset >= 0 {
 			offset = rj.Offset
 		}
-		if _, err := stmt.ExecContext(ctx, f.Src.Name, rj.Line, offset, rj.Reason, excerpt(rj.Text), kind, f.LoadID); err != nil {
+		if _, err := stmt.ExecContext(ctx, f.Src.Name, rj.Line, offset, rj.Reason, excerpt(rj.Text), kind, f.LoadID, severity); err != nil {
 			return fmt.Errorf("recording rejected line %d of %s: %w", rj.Line, f.Src.Name, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/zeebo/xxh3"
 )
 
@@ -21,14 +20,21 @@ type Source struct {
 	Name     string // path as given, "-" for stdin
 	Size     int64  // bytes on disk, -1 when unknown (stdin, a FIFO): then it is read as a stream
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
-	Gzip     bool
-	Head     []byte    // first bytes after decompression, for format detection
-	ModTime  time.Time // last change of a file; zero for a stream
+	// Compression is the format the file is compressed in (gzip, bzip2, zstd, xz), "" for none.
+	Compression string
+	Head        []byte    // first bytes after decompression, for format detection
+	ModTime     time.Time // last change of a file; zero for a stream
+	// Device and Inode identify a file on disk (when HasFileID) while it grows and after a rename.
+	Device, Inode int64
+	HasFileID     bool
 
 	file    *os.File
 	counter *countingReader // bytes read from disk, for progress
 	reader  io.Reader       // decompressed stream, positioned at the start
+	decomp  *decompressor   // nil when not compressed
 	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
+	pos     int64           // offset in the decompressed stream of the next byte Read hands out
+	window  []byte          // the last TailBytes bytes Read handed out, kept for a compressed file
 }
 
 type countingReader struct {
@@ -64,36 +70,93 @@ func Open(path string) (*Source, error) {
 		s.file = f
 		if st.Mode().IsRegular() {
 			s.Size, s.ModTime = st.Size(), st.ModTime()
+			s.Device, s.Inode, s.HasFileID = fileID(st)
 		}
 	}
-	s.counter = &countingReader{r: s.file}
-	raw := bufio.NewReaderSize(s.counter, headBytes)
-	head, err := raw.Peek(headBytes)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	if err := s.begin(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	s.reader = raw
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("reading %s: not a valid gzip file: %w", path, err)
-		}
-		s.Gzip = true
-		br := bufio.NewReaderSize(zr, headBytes)
-		s.Head, _ = br.Peek(headBytes)
-		s.reader = br
-	} else {
-		s.Head = head
-	}
-	s.Head = bytes.Clone(s.Head)
 	first := s.Head
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i+1]
 	}
-	s.Identity = fmt.Sprintf("%016x", xxh3.Hash(first))
+	s.Identity = hash(first)
 	return s, nil
+}
+
+// begin reads from the start of the file: its head, through a decompressor when it is
+// compressed.
+func (s *Source) begin() error {
+	s.counter = &countingReader{r: s.file}
+	raw := bufio.NewReaderSize(s.counter, headBytes)
+	head, err := raw.Peek(headBytes)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return err
+	}
+	s.reader, s.Head = raw, head
+	if s.Compression = compressionOf(head); s.Compression != "" {
+		pos := func() int64 { return s.counter.n.Load() - int64(raw.Buffered()) }
+		var seek func(int64) error
+		if s.Size >= 0 {
+			seek = func(offset int64) error {
+				if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
+					return err
+				}
+				s.counter.n.Store(offset)
+				raw.Reset(s.counter)
+				return nil
+			}
+		}
+		s.decomp = newDecompressor(s.Compression, raw, pos, seek)
+		br := bufio.NewReaderSize(s.decomp, headBytes)
+		if s.Head, err = br.Peek(headBytes); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return err
+		}
+		s.reader = br
+	}
+	s.Head = bytes.Clone(s.Head)
+	return nil
+}
+
+// Rewind goes back to the start of a file, to read it again; a stream cannot be rewound.
+func (s *Source) Rewind() error {
+	if s.Size < 0 {
+		return fmt.Errorf("%s is a stream: it cannot be read again", s.Name)
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.closeDecoder()
+	s.decomp, s.pos, s.window = nil, 0, nil
+	s.lines.Store(0)
+	return s.begin()
+}
+
+func hash(b []byte) string { return fmt.Sprintf("%016x", xxh3.Hash(b)) }
+
+// TailBytes is how many bytes before a resume point TailHash covers.
+const TailBytes = 4 << 10
+
+// HeadHash returns the hash of the first n bytes of the decompressed stream, n at most len(Head).
+func (s *Source) HeadHash(n int) string { return hash(s.Head[:n]) }
+
+// TailHash returns the hash of the TailBytes bytes of the decompressed stream before end (of all
+// of them when end is smaller): read again from a plain file, remembered when a compressed file
+// has been read up to end. It is false when they cannot be had.
+func (s *Source) TailHash(end int64) (string, bool) {
+	n := min(end, TailBytes)
+	if s.Compression == "" && s.Size >= 0 {
+		b := make([]byte, n)
+		if _, err := s.file.ReadAt(b, end-n); err != nil {
+			return "", false
+		}
+		return hash(b), true
+	}
+	if s.Compression == "" || end != s.pos || int64(len(s.window)) < n {
+		return "", false
+	}
+	return hash(s.window[len(s.window)-int(n):]), true
 }
 
 // QuietPeriod is how long a file must be left unchanged before it is taken as complete.
@@ -102,21 +165,30 @@ const QuietPeriod = time.Minute
 // MayGrow reports whether the source may still be being written: a plain file changed within
 // QuietPeriod. A compressed file or a stream that has ended does not grow.
 func (s *Source) MayGrow() bool {
-	return !s.Gzip && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+	return s.Compression == "" && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+}
+
+// Damage returns the stretches of a compressed file that could not be decompressed so far.
+func (s *Source) Damage() []Damage {
+	if s.decomp == nil {
+		return nil
+	}
+	return s.decomp.damage
 }
 
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
 // discarding for a compressed one or a stream.
 func (s *Source) SkipTo(offset int64) error {
-	if !s.Gzip && s.Size >= 0 {
+	if s.Compression == "" && s.Size >= 0 {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}
 		s.counter.n.Store(offset)
 		s.reader = bufio.NewReaderSize(s.counter, headBytes)
+		s.pos = offset
 		return nil
 	}
-	_, err := io.CopyN(io.Discard, s.reader, offset)
+	_, err := io.CopyN(io.Discard, s, offset-s.pos)
 	return err
 }
 
@@ -124,6 +196,12 @@ func (s *Source) SkipTo(offset int64) error {
 func (s *Source) Read(p []byte) (int, error) {
 	n, err := s.reader.Read(p)
 	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	s.pos += int64(n)
+	if s.Compression != "" { // remember the last bytes, for TailHash
+		keep := min(len(s.window), TailBytes-min(n, TailBytes))
+		s.window = append(s.window[:0], s.window[len(s.window)-keep:]...)
+		s.window = append(s.window, p[max(0, n-TailBytes):n]...)
+	}
 	return n, err
 }
 
@@ -135,8 +213,15 @@ func (s *Source) LinesRead() int64 { return s.lines.Load() }
 
 // Close closes the file (not stdin).
 func (s *Source) Close() error {
+	s.closeDecoder()
 	if s.file == nil || s.file == os.Stdin {
 		return nil
 	}
 	return s.file.Close()
+}
+
+func (s *Source) closeDecoder() {
+	if s.decomp != nil && s.decomp.zstd != nil {
+		s.decomp.zstd.Close()
+	}
 }

@@ -1,0 +1,175 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+)
+
+// member compresses text into one gzip member.
+func member(t testing.TB, text string) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(text))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func lines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readAll(t *testing.T, path string) (*Source, string) {
+	t.Helper()
+	src, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	out, err := io.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, string(out)
+}
+
+// corruptMiddle returns three gzip members whose second is damaged, and where the second and
+// third start.
+func corruptMiddle(t testing.TB) (data []byte, second, third int64) {
+	m1, m2, m3 := member(t, lines(1, 100)), member(t, lines(101, 200)), member(t, lines(201, 300))
+	m2 = bytes.Clone(m2)
+	for i := 20; i < 40; i++ {
+		m2[i] ^= 0x5a
+	}
+	data = append(append(append([]byte(nil), m1...), m2...), m3...)
+	return data, int64(len(m1)), int64(len(m1) + len(m2))
+}
+
+// TestGzipResyncsAtNextMember: a damaged member in the middle costs that member only; the
+// members after it are read, and the damaged compressed range is recorded exactly.
+func TestGzipResyncsAtNextMember(t *testing.T) {
+	data, second, third := corruptMiddle(t)
+	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	if !strings.HasPrefix(out, lines(1, 100)) || !strings.HasSuffix(out, lines(201, 300)) {
+		t.Fatalf("members around the damage not read whole:\n%s", out)
+	}
+	dmg := src.Damage()
+	if len(dmg) != 1 || dmg[0].From != second || dmg[0].To != third || dmg[0].Format != "gzip" || dmg[0].Line < 101 {
+		t.Fatalf("damage = %+v, want one gzip stretch [%d, %d) from line 101 on", dmg, second, third)
+	}
+	if !strings.Contains(dmg[0].Error(), fmt.Sprintf("corrupt gzip at byte %d", second)) {
+		t.Errorf("damage reads %q", dmg[0].Error())
+	}
+	if strings.Count(out, "line 201\n") != 1 || !strings.Contains(out, "\nline 201\n") {
+		t.Errorf("the member after the damage does not start a line of its own:\n%s", out)
+	}
+}
+
+// TestGzipStreamResyncs: read as a stream (no seeking), the damage is skipped from where the
+// decoder stopped, and the next member is still found.
+func TestGzipStreamResyncs(t *testing.T) {
+	data, _, _ := corruptMiddle(t)
+	c := &countingReader{r: bytes.NewReader(data)}
+	in := bufio.NewReaderSize(c, headBytes)
+	d := newDecompressor("gzip", in, func() int64 { return c.n.Load() - int64(in.Buffered()) }, nil)
+	out, err := io.ReadAll(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), lines(1, 100)) || !strings.HasSuffix(string(out), lines(201, 300)) || len(d.damage) != 1 {
+		t.Fatalf("stream: damage %+v, output:\n%s", d.damage, out)
+	}
+}
+
+func TestGzipHeaderThenGarbage(t *testing.T) {
+	junk := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef, 0x11}, 200)
+	data := append(member(t, "x")[:10], junk...)
+	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	dmg := src.Damage()
+	if out != "" || len(dmg) != 1 || dmg[0].From != 0 || dmg[0].To != int64(len(data)) {
+		t.Fatalf("output %q, damage %+v; want nothing and damage over the whole file", out, dmg)
+	}
+}
+
+func TestGzipTruncatedLastMember(t *testing.T) {
+	m1, m2 := member(t, lines(1, 10)), member(t, lines(11, 2000))
+	data := append(append([]byte(nil), m1...), m2[:len(m2)/2]...)
+	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	if !strings.HasPrefix(out, lines(1, 10)) || !strings.HasSuffix(out, "\n") {
+		t.Fatalf("output:\n%.300s", out)
+	}
+	dmg := src.Damage()
+	if len(dmg) != 1 || dmg[0].From != int64(len(m1)) || dmg[0].To != int64(len(data)) || !strings.Contains(dmg[0].Error(), "unexpected EOF") {
+		t.Fatalf("damage = %+v, want [%d, %d) unexpected EOF", dmg, len(m1), len(data))
+	}
+	if src.MayGrow() {
+		t.Error("a compressed file is never growing")
+	}
+}
+
+func TestOtherCompressions(t *testing.T) {
+	want := lines(1, 50)
+	var zs, xzb bytes.Buffer
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write([]byte(want))
+	zw.Close()
+	xw, err := xz.NewWriter(&xzb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xw.Write([]byte(want))
+	xw.Close()
+	bz, err := os.ReadFile("testdata/lines.txt.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, data := range map[string][]byte{"zstd": zs.Bytes(), "xz": xzb.Bytes(), "bzip2": bz} {
+		src, out := readAll(t, writeTemp(t, "audit.log."+format, data))
+		if format == "bzip2" {
+			want = strings.ReplaceAll(lines(1, 50), "\n", " of a bzip2 file\n")
+		} else {
+			want = lines(1, 50)
+		}
+		if src.Compression != format || out != want || len(src.Damage()) != 0 {
+			t.Errorf("%s: compression %q, damage %v, output:\n%s", format, src.Compression, src.Damage(), out)
+		}
+		// Cut short, it is damage (an error when nothing at all could be read), never an
+		// empty file.
+		cut := data[:len(data)*2/3]
+		src, err := Open(writeTemp(t, "cut."+format, cut))
+		if err == nil {
+			_, err = io.ReadAll(src)
+			if dmg := src.Damage(); err == nil && len(dmg) == 1 && dmg[0].To == int64(len(cut)) {
+				err = dmg[0]
+			}
+			src.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "corrupt "+format+" at byte") {
+			t.Errorf("%s cut short: %v", format, err)
+		}
+	}
+}
