@@ -52,7 +52,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	}
 	deriver := newEndpointDeriver(ctx, f)
 	defer deriver.stop()
-	out := &events{tail: -1}
+	out := &events{tail: -1, redact: !f.Settings.KeepSecrets}
 	inserted, readErr, err := insert(ctx, f, env.name(), func(send func(*batch) bool) error {
 		out.send = func(b *batch) bool {
 			b.each(deriver.event)
@@ -119,7 +119,7 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
 	}
 	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadSQL, "STREAM_VIEW", view, 1),
-		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecretBodies),
+		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecrets),
 		sql.Named("cluster", f.Settings.Cluster), sql.Named("apiserver", f.Settings.APIServer), sql.Named("envelope", envelope),
 		sql.Named("path_apiserver", pathAPIServer(f.Src.Name)))
 	cancel()
