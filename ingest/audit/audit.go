@@ -67,11 +67,10 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	rejects = holdBackTail(f, rejects, out.tail)
+	rejects = holdBackTail(f, append(rejects, out.rejects...), out.tail)
 	if err := deriver.finish(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	rejects = append(rejects, out.rejects...)
 	if out.repaired > 0 {
 		f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(out.repaired, "event")))
 	}
@@ -255,7 +254,7 @@ func rejectReason(text []byte) string {
 	if err := json.Unmarshal(t, &probe); err != nil {
 		var syn *json.SyntaxError
 		switch {
-		case errors.As(err, &syn) && syn.Offset >= int64(len(t)):
+		case errors.As(err, &syn) && syn.Error() == "unexpected end of JSON input":
 			return fmt.Sprintf("unexpected end of JSON after %d bytes (truncated line)", len(t))
 		case errors.As(err, &syn):
 			return fmt.Sprintf("invalid JSON at byte %d: %v", syn.Offset, err)

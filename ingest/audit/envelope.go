@@ -91,6 +91,11 @@ func (e *events) add(event []byte, o origin) bool {
 		event = toValidUTF8(event)
 		e.repaired++
 	}
+	event, _, bad := asGoReads(event)
+	if bad {
+		e.rejects = append(e.rejects, load.Rejected{Line: o.line, Offset: o.offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
+		return true
+	}
 	if e.redact {
 		event, _ = redactEvent(event)
 	}

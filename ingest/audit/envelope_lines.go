@@ -94,16 +94,25 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 		batches = append(batches, full)
 		return true
 	}
-	// inPlace says whether event, at line and offset, stays where it is; when the redactor
-	// changed it, the changed copy is added to rewritten instead. Batches keep the file's order
-	// of events: the endpoint deriver reads them in that order.
+	// inPlace says whether event, at line and offset, stays where it is. An event Go's decoder
+	// would not read is rejected; one that asGoReads or the redactor changed is added to
+	// rewritten instead. Batches keep the file's order of events: the endpoint deriver reads
+	// them in that order.
 	inPlace := func(event []byte, line, offset int64, list string) bool {
+		event, changed, bad := asGoReads(event)
+		if bad {
+			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
+			return false
+		}
 		if opt.redact {
-			if r, changed := redactEvent(event); changed {
-				cut()
-				rewritten.add(r, origin{line: line, offset: offset, listAPIVersion: list})
-				return false
-			}
+			var redacted bool
+			event, redacted = redactEvent(event)
+			changed = changed || redacted
+		}
+		if changed {
+			cut()
+			rewritten.add(event, origin{line: line, offset: offset, listAPIVersion: list})
+			return false
 		}
 		rewritten.flush()
 		return true
