@@ -13,15 +13,15 @@ import (
 )
 
 type ingestFlags struct {
-	kind             string
-	maxLineBytes     int
-	keepSecretBodies bool
-	node             string
-	at               string
-	auditEndpoints   bool
-	strict           bool
-	cluster          string
-	apiserver        string
+	kind           string
+	maxLineBytes   int
+	keepSecrets    bool
+	node           string
+	at             string
+	auditEndpoints bool
+	strict         bool
+	cluster        string
+	apiserver      string
 }
 
 func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
@@ -32,8 +32,11 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 	if f.maxLineBytes <= 0 {
 		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
 	}
-	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecretBodies: f.keepSecretBodies, Log: e.logWriter(quiet), Node: f.node,
+	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecrets: f.keepSecrets, Log: e.logWriter(quiet), Node: f.node,
 		NoAuditEndpoints: !f.auditEndpoints, Cluster: f.cluster, APIServer: f.apiserver}
+	if f.keepSecrets {
+		fmt.Fprintln(e.stderr, "warning: --keep-secrets: secrets go into the database unredacted; keep it as safe as the cluster's credentials")
+	}
 	if f.at != "" {
 		at, err := time.Parse(time.RFC3339, f.at)
 		if err != nil {
@@ -50,7 +53,7 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 	fs.StringVar(&f.kind, "kind", "auto", "kind of evidence: "+strings.Join(ingest.KindNames(), ", "))
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest input line (one audit event with its bodies) to load; longer lines are rejected into ingest_errors")
-	fs.BoolVar(&f.keepSecretBodies, "keep-secret-bodies", false, "keep request/response bodies of Secrets, TokenReviews and token requests (dropped by default)")
+	fs.BoolVar(&f.keepSecrets, "keep-secrets", false, "load secrets unredacted: bodies of Secrets, TokenReviews and token requests, webhook patches and status messages of those, bearer tokens and URI query tokens (redacted by default)")
 	fs.BoolVar(&f.auditEndpoints, "audit-endpoints", true, "derive endpoint_addresses rows from the Endpoints/EndpointSlice bodies in audit logs (on Endpoints-heavy logs about a third of the ingest time)")
 	fs.StringVar(&f.node, "node", "", "node of conntrack evidence that is not in a <node>/<time>/ capture bundle")
 	fs.BoolVar(&f.strict, "strict", false, fmt.Sprintf("exit with code %d when any line was rejected (the good lines are still loaded)", ExitRejects))

@@ -207,9 +207,9 @@ func TestSecretBodiesRedacted(t *testing.T) {
 		t.Error("a ConfigMap body was redacted")
 	}
 	db2 := openTestDB(t)
-	ingestFiles(t, db2, Options{KeepSecretBodies: true}, path)
+	ingestFiles(t, db2, Options{KeepSecrets: true}, path)
 	if n := queryInt(t, db2, "SELECT count(request_object) FROM audit_events WHERE NOT redacted"); n != 4 {
-		t.Errorf("--keep-secret-bodies kept %d bodies, want 4", n)
+		t.Errorf("--keep-secrets kept %d bodies, want 4", n)
 	}
 }
 

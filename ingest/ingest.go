@@ -18,7 +18,7 @@ import (
 type Options struct {
 	Kind             Kind
 	MaxLineBytes     int  // longest line kept; 0 means DefaultMaxLineBytes
-	KeepSecretBodies bool // keep bodies of Secrets, TokenReviews and token requests
+	KeepSecrets      bool // load secrets unredacted (bodies of Secrets and token requests, tokens elsewhere)
 	NoAuditEndpoints bool // do not derive endpoint_addresses rows from Endpoints bodies in audit events
 	Progress         Progress
 	Log              io.Writer // one summary line per file; nil for none
@@ -257,7 +257,7 @@ func (in *Ingester) loaderFor(src *source.Source) (Loader, error) {
 }
 
 func (in *Ingester) settings() load.Settings {
-	return load.Settings{MaxLineBytes: in.opt.MaxLineBytes, KeepSecretBodies: in.opt.KeepSecretBodies,
+	return load.Settings{MaxLineBytes: in.opt.MaxLineBytes, KeepSecrets: in.opt.KeepSecrets,
 		NoAuditEndpoints: in.opt.NoAuditEndpoints, Node: in.opt.Node, At: in.opt.At, SpillDir: in.db.TempDir(),
 		Cluster: in.opt.Cluster, APIServer: in.opt.APIServer}
 }

@@ -6,7 +6,7 @@ var auditEventsTable = Table{
 	TimeColumn: "stage_at",
 	DedupeKey:  []string{"audit_id", "stage"},
 	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage). " +
-		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secret-bodies is given.",
+		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out).",
 	Columns: []Column{
 		{"audit_id", "VARCHAR", "auditID: unique per request; all stages of one request share it"},
 		{"stage", "VARCHAR", "RequestReceived, ResponseStarted (watches), ResponseComplete or Panic"},

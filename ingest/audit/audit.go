@@ -52,7 +52,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	}
 	deriver := newEndpointDeriver(ctx, f)
 	defer deriver.stop()
-	out := &events{tail: -1}
+	out := &events{tail: -1, redact: !f.Settings.KeepSecrets}
 	inserted, readErr, err := insert(ctx, f, env.name(), func(send func(*batch) bool) error {
 		out.send = func(b *batch) bool {
 			b.each(deriver.event)
@@ -67,14 +67,13 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	rejects = holdBackTail(f, rejects, out.tail)
+	rejects = holdBackTail(f, append(rejects, out.rejects...), out.tail)
 	if err := takeWarnings(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
 	if err := deriver.finish(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	rejects = append(rejects, out.rejects...)
 	if out.repaired > 0 {
 		f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(out.repaired, "event")))
 	}
@@ -122,7 +121,7 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
 	}
 	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadSQL, "STREAM_VIEW", view, 1),
-		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecretBodies),
+		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecrets),
 		sql.Named("cluster", f.Settings.Cluster), sql.Named("apiserver", f.Settings.APIServer), sql.Named("envelope", envelope),
 		sql.Named("path_apiserver", pathAPIServer(f.Src.Name)))
 	cancel()
@@ -287,7 +286,7 @@ func rejectReason(text []byte) string {
 	if err := json.Unmarshal(t, &probe); err != nil {
 		var syn *json.SyntaxError
 		switch {
-		case errors.As(err, &syn) && syn.Offset >= int64(len(t)):
+		case errors.As(err, &syn) && syn.Error() == "unexpected end of JSON input":
 			return fmt.Sprintf("unexpected end of JSON after %d bytes (truncated line)", len(t))
 		case errors.As(err, &syn):
 			return fmt.Sprintf("invalid JSON at byte %d: %v", syn.Offset, err)

@@ -79,6 +79,14 @@ func newBatch(values []byte) *batch {
 
 func (b *batch) rows() int { return max(len(b.offsets)-1, 0) }
 
+// bytes is the size of the batch's events.
+func (b *batch) bytes() int {
+	if len(b.offsets) == 0 {
+		return 0
+	}
+	return int(b.offsets[len(b.offsets)-1] - b.offsets[0])
+}
+
 // origin says where an event is in its file: the line (for envelopes of records, the line where
 // the record starts) and the byte offset in the decompressed stream; and what the envelope
 // knows beside the event.

@@ -33,7 +33,7 @@ func FuzzChunkToBatches(f *testing.F) {
 			lines++
 		}
 		c := &source.Chunk{Data: bytes.Clone(data), FirstLine: 1}
-		batches, rejects, _ := chunkToBatches(c, maxLine, lists)
+		batches, rejects, _ := chunkToBatches(c, lineOptions{maxLine: maxLine, lists: lists, redact: true})
 		last := int64(0)
 		seen := map[int64]bool{}
 		for _, b := range batches {

@@ -71,7 +71,9 @@ type events struct {
 	tail int64
 	// repaired counts the events whose invalid UTF-8 was replaced by U+FFFD.
 	repaired int
-	cur      *batch // the batch add fills
+	// redact says to take secrets out of the events (redactEvent).
+	redact bool
+	cur    *batch // the batch add fills
 }
 
 // add copies one event, compacted, into the batch being filled and sends the batch when it is
@@ -88,6 +90,14 @@ func (e *events) add(event []byte, o origin) bool {
 	if !utf8.Valid(event) {
 		event = toValidUTF8(event)
 		e.repaired++
+	}
+	event, _, bad := asGoReads(event)
+	if bad {
+		e.rejects = append(e.rejects, load.Rejected{Line: o.line, Offset: o.offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
+		return true
+	}
+	if e.redact {
+		event, _ = redactEvent(event)
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, event) != nil {

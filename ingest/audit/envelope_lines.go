@@ -48,7 +48,7 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 		if c == nil {
 			break
 		}
-		batches, tooLong, repaired := chunkToBatches(c, lr.MaxLine, lists)
+		batches, tooLong, repaired := chunkToBatches(c, lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact})
 		out.rejects = append(out.rejects, tooLong...)
 		out.repaired += repaired
 		for _, b := range batches {
@@ -64,14 +64,22 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 	return lr.ReadErr
 }
 
+// lineOptions say how chunkToBatches treats the lines of a chunk.
+type lineOptions struct {
+	maxLine int  // longer lines are rejected
+	lists   bool // open EventList lines
+	redact  bool // take secrets out of events (redactEvent)
+}
+
 // chunkToBatches turns a chunk of lines into batches. Lines are used in place; a line with a
 // prefix before its JSON object (a log shipper's host or timestamp) or, when lists is set, an
 // EventList forces the remaining lines to be compacted toward the front of the chunk, which is
-// safe because the write position never passes the read position.
+// safe because the write position never passes the read position. A batch holds at most
+// source.ChunkBytes of events, however big the chunk grew around a long line.
 // Lines longer than maxLine are returned as rejected instead. A line that is not valid UTF-8
 // (checked only when the chunk as a whole is not) is repaired into a batch of its own; repaired
-// counts those lines.
-func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch, rejects []load.Rejected, repaired int) {
+// counts those lines. Events the redactor rewrote go to batches of their own too.
+func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects []load.Rejected, repaired int) {
 	buf := c.Data
 	valid := utf8.Valid(buf)
 	b := newBatch(buf)
@@ -80,6 +88,34 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch,
 			batches = append(batches, b)
 			b = newBatch(buf)
 		}
+	}
+	var rewritten events // events the redactor changed: their bytes no longer fit in place
+	rewritten.send = func(full *batch) bool {
+		batches = append(batches, full)
+		return true
+	}
+	// inPlace says whether event, at line and offset, stays where it is. An event Go's decoder
+	// would not read is rejected; one that asGoReads or the redactor changed is added to
+	// rewritten instead. Batches keep the file's order of events: the endpoint deriver reads
+	// them in that order.
+	inPlace := func(event []byte, line, offset int64, list string) bool {
+		event, changed, bad := asGoReads(event)
+		if bad {
+			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
+			return false
+		}
+		if opt.redact {
+			var redacted bool
+			event, redacted = redactEvent(event)
+			changed = changed || redacted
+		}
+		if changed {
+			cut()
+			rewritten.add(event, origin{line: line, offset: offset, listAPIVersion: list})
+			return false
+		}
+		rewritten.flush()
+		return true
 	}
 	w := 0 // end of the values written so far
 	pos := 0
@@ -94,13 +130,13 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch,
 		offset := c.Base + int64(pos)
 		start := jsonStart(text)
 		big := len(text) >= isolateBytes
-		if big {
+		if big || b.bytes() >= source.ChunkBytes {
 			cut()
 		}
 		switch {
-		case len(text) > maxLine:
+		case len(text) > opt.maxLine:
 			o := source.Oversized{Line: line, Offset: offset, Length: int64(len(text)), Head: text[:min(len(text), 200)]}
-			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: o.Reason(maxLine), Text: o.Head})
+			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: o.Reason(opt.maxLine), Text: o.Head})
 			// w stays put: the lines after this one are compacted over it.
 		case start < 0: // blank line: nothing to load
 			if w == pos {
@@ -113,18 +149,23 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch,
 			// The repaired line is longer than the original: it cannot stay in place, and w
 			// stays put so that the lines after it are compacted over it.
 			cut()
+			rewritten.flush()
 			fixed := &source.Chunk{Data: append(toValidUTF8(text), '\n'), Base: offset, FirstLine: line}
-			more, tooLong, _ := chunkToBatches(fixed, maxLine, lists)
+			more, tooLong, _ := chunkToBatches(fixed, opt)
 			batches, rejects = append(batches, more...), append(rejects, tooLong...)
 			repaired++
-		case lists && isEventList(text[start:]):
+		case opt.lists && isEventList(text[start:]):
 			items, listVersion, ok := eventListItems(text[start:])
 			if !ok { // let DuckDB reject it with the line intact
+				rewritten.flush()
 				w = b.place(buf, w, pos, start, end, next, line, offset)
 				break
 			}
 			for _, it := range items {
-				if len(it) >= isolateBytes {
+				if !inPlace(it, line, offset, listVersion) {
+					continue
+				}
+				if len(it) >= isolateBytes || b.bytes() >= source.ChunkBytes {
 					cut()
 				}
 				n := copy(buf[w:], it)
@@ -134,6 +175,8 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch,
 					cut()
 				}
 			}
+		case !inPlace(text[start:], line, offset, ""):
+			// w stays put: the lines after this one are compacted over it.
 		default:
 			w = b.place(buf, w, pos, start, end, next, line, offset)
 		}
@@ -144,6 +187,7 @@ func chunkToBatches(c *source.Chunk, maxLine int, lists bool) (batches []*batch,
 		line++
 	}
 	cut()
+	rewritten.flush()
 	return batches, rejects, repaired
 }
 

@@ -1,16 +1,21 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // topLevelString returns the value of the string member key of the JSON object in line, looking
 // only at the object's own members (never inside nested values). ok is false when the member is
 // absent, is not a string, or the line is not a well-formed object up to that member.
 // It scans just far enough to find the member, so for apiserver output, where kind, auditID,
-// stage and requestURI come first, it reads only the line's first few hundred bytes.
+// stage and requestURI come first, it reads only the line's first few hundred bytes. It finds
+// the first of duplicate names, where Go takes the last: events are read through asGoReads
+// first, which leaves none.
 func topLevelString(line []byte, key string) (value string, ok bool) {
 	raw, ok := topLevelRaw(line, key)
 	if !ok || raw[0] != '"' {
@@ -217,4 +222,29 @@ func hex4(b []byte) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// asGoReads returns an event as Go's encoding/json reads it: the apiserver wrote it with Go, and
+// DuckDB's reader is laxer (it takes trailing commas, NaN and Infinity, and the first of
+// duplicate names where Go takes the last). An event with duplicate names is rewritten with only
+// the last of each (changed); one Go would not read at all is bad, to be rejected. A valid event
+// is checked in one pass (jsontext's I-JSON validation) and returned as it is.
+func asGoReads(event []byte) (out []byte, changed, bad bool) {
+	if jsontext.Value(event).IsValid() {
+		return event, false, false
+	}
+	if !json.Valid(event) {
+		return event, false, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(event))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return event, false, true
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return event, false, true
+	}
+	return out, true, false
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -70,4 +71,56 @@ func firstMember(obj []byte, key string) (json.RawMessage, bool) {
 		}
 	}
 	return nil, false
+}
+
+func TestAsGoReads(t *testing.T) {
+	tests := []struct {
+		event, want  string
+		changed, bad bool
+	}{
+		{`{"a":1,"b":[1,2]}`, `{"a":1,"b":[1,2]}`, false, false},
+		{`{"a":1,"a":{"b":1,"b":2.50}}`, `{"a":{"b":2.50}}`, true, false},
+		{`{"a":[1,],"b":1}`, "", false, true},
+		{`{"a":1,}`, "", false, true},
+		{`{"a":NaN}`, "", false, true},
+		{`{"a":-Infinity}`, "", false, true},
+		{`{"a":1} x`, "", false, true},
+	}
+	for _, tt := range tests {
+		out, changed, bad := asGoReads([]byte(tt.event))
+		if changed != tt.changed || bad != tt.bad || !bad && string(out) != tt.want {
+			t.Errorf("asGoReads(%s) = %s, %v, %v; want %s, %v, %v", tt.event, out, changed, bad, tt.want, tt.changed, tt.bad)
+		}
+	}
+}
+
+// FuzzAsGoReads: an event is bad exactly when encoding/json rejects it, and what is loaded
+// decodes to what encoding/json decodes the event to.
+func FuzzAsGoReads(f *testing.F) {
+	f.Add([]byte(`{"kind":"Event","kind":"x","a":[1,{"b":2,"b":3}]}`))
+	f.Add([]byte(`{"a":[1,],"b":NaN}`))
+	f.Fuzz(func(t *testing.T, event []byte) {
+		out, changed, bad := asGoReads(event)
+		if bad != !json.Valid(event) {
+			t.Fatalf("asGoReads(%q) bad = %v, json.Valid says %v", event, bad, json.Valid(event))
+		}
+		if bad {
+			return
+		}
+		if !changed && !bytes.Equal(out, event) {
+			t.Fatalf("unchanged event %q came out as %q", event, out)
+		}
+		decode := func(b []byte) any {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("decoding %q: %v", b, err)
+			}
+			return v
+		}
+		if want, got := decode(event), decode(out); !reflect.DeepEqual(want, got) {
+			t.Fatalf("asGoReads(%q) = %q: decodes to %v, want %v", event, out, got, want)
+		}
+	})
 }

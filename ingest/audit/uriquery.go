@@ -2,6 +2,7 @@ package audit
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,74 +23,70 @@ type requestQuery struct {
 	hasContinue          bool
 }
 
+// queryParams are the parameters parseRequestQuery reads, in the order of firstValues.
+var queryParams = []string{"watch", "resourceVersion", "resourceVersionMatch", "timeoutSeconds", "labelSelector",
+	"fieldSelector", "allowWatchBookmarks", "sendInitialEvents", "limit"}
+
 // parseRequestQuery parses the query of a request URI the way the apiserver does
-// (url.ParseQuery semantics: '+' is a space, the first occurrence of a parameter wins).
-// Malformed escapes leave that parameter absent rather than failing the event.
+// (url.ParseQuery semantics: keys and values are percent-decoded, '+' is a space, a pair with a
+// semicolon or a malformed escape is dropped; the first value of a parameter is the one used,
+// and a value that does not convert leaves the parameter absent rather than failing the event).
 func parseRequestQuery(uri string) requestQuery {
 	var q requestQuery
 	i := strings.IndexByte(uri, '?')
 	if i < 0 {
 		return q
 	}
+	var first [9]*string // the first value of each of queryParams
 	rest := uri[i+1:]
 	for rest != "" {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
-		key, raw, _ := strings.Cut(pair, "=")
-		switch key {
-		case "watch":
-			if q.watch == nil {
-				q.watch = parseBoolParam(raw)
-			}
-		case "resourceVersion":
-			if q.resourceVersion == nil {
-				if v, ok := queryValue(raw); ok {
-					q.resourceVersion = &v
-					if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-						q.resourceVersionNum = &n
-					}
-				}
-			}
-		case "resourceVersionMatch":
-			if q.resourceVersionMatch == nil {
-				q.resourceVersionMatch = stringParam(raw)
-			}
-		case "timeoutSeconds":
-			if q.timeoutSeconds == nil {
-				if n, err := strconv.ParseInt(raw, 10, 32); err == nil {
-					v := int32(n)
-					q.timeoutSeconds = &v
-				}
-			}
-		case "labelSelector":
-			if q.labelSelector == nil {
-				q.labelSelector = stringParam(raw)
-			}
-		case "fieldSelector":
-			if q.fieldSelector == nil {
-				q.fieldSelector = stringParam(raw)
-			}
-		case "allowWatchBookmarks":
-			if q.allowWatchBookmarks == nil {
-				q.allowWatchBookmarks = parseBoolParam(raw)
-			}
-		case "sendInitialEvents":
-			if q.sendInitialEvents == nil {
-				q.sendInitialEvents = parseBoolParam(raw)
-			}
-		case "limit":
-			if q.limit == nil {
-				if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-					q.limit = &n
-				}
-			}
-		case "continue":
-			q.hasContinue = q.hasContinue || raw != ""
+		if strings.IndexByte(pair, ';') >= 0 {
+			continue
+		}
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, ok := queryValue(rawKey)
+		if !ok {
+			continue
+		}
+		value, ok := queryValue(rawValue)
+		if !ok {
+			continue
+		}
+		if key == "continue" {
+			q.hasContinue = q.hasContinue || value != ""
+		} else if p := slices.Index(queryParams, key); p >= 0 && first[p] == nil {
+			first[p] = &value
+		}
+	}
+	q.watch = parseBoolParam(first[0])
+	q.resourceVersion = first[1]
+	if first[1] != nil {
+		if n, err := strconv.ParseInt(*first[1], 10, 64); err == nil {
+			q.resourceVersionNum = &n
+		}
+	}
+	q.resourceVersionMatch = first[2]
+	if first[3] != nil {
+		if n, err := strconv.ParseInt(*first[3], 10, 32); err == nil {
+			v := int32(n)
+			q.timeoutSeconds = &v
+		}
+	}
+	q.labelSelector = first[4]
+	q.fieldSelector = first[5]
+	q.allowWatchBookmarks = parseBoolParam(first[6])
+	q.sendInitialEvents = parseBoolParam(first[7])
+	if first[8] != nil {
+		if n, err := strconv.ParseInt(*first[8], 10, 64); err == nil {
+			q.limit = &n
 		}
 	}
 	return q
 }
 
+// queryValue percent-decodes a query key or value ('+' is a space), as url.ParseQuery does.
 func queryValue(raw string) (string, bool) {
 	if strings.IndexByte(raw, '%') < 0 && strings.IndexByte(raw, '+') < 0 {
 		return raw, true
@@ -98,17 +95,12 @@ func queryValue(raw string) (string, bool) {
 	return v, err == nil
 }
 
-func stringParam(raw string) *string {
-	v, ok := queryValue(raw)
-	if !ok {
+// parseBoolParam follows strconv.ParseBool, as the apiserver's query decoding does.
+func parseBoolParam(raw *string) *bool {
+	if raw == nil {
 		return nil
 	}
-	return &v
-}
-
-// parseBoolParam follows strconv.ParseBool, as the apiserver's query decoding does.
-func parseBoolParam(raw string) *bool {
-	b, err := strconv.ParseBool(raw)
+	b, err := strconv.ParseBool(*raw)
 	if err != nil {
 		return nil
 	}

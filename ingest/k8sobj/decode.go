@@ -154,6 +154,10 @@ func inferKind(raw []byte) string {
 		return KindEndpoints
 	case has("addressType") || (has("endpoints") && has("ports")):
 		return KindEndpointSlice
+	case has("type") || has("stringData"):
+		// A Secret: never loaded, not even its annotations, whose last-applied-configuration
+		// holds its data. A ConfigMap has no type.
+		return "Secret"
 	case has("data") || has("binaryData"):
 		return KindConfigMap
 	}

@@ -163,3 +163,26 @@ func TestBillionLaughs(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestKindlessSecretIsNotAConfigMap: a Secret item without kind in a generic List (its data and
+// last-applied annotation hold the secret) is told from a ConfigMap by its type, and nothing
+// of it is loaded; a kind-less ConfigMap beside it still is.
+func TestKindlessSecretIsNotAConfigMap(t *testing.T) {
+	const applied = `{\"apiVersion\":\"v1\",\"data\":{\"password\":\"aHVudGVyMg==\"},\"kind\":\"Secret\"}`
+	for _, list := range []string{
+		`{"kind":"List","apiVersion":"v1","items":[{"metadata":{"name":"db","namespace":"lab","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"` + applied + `"}},"type":"Opaque","data":{"password":"aHVudGVyMg=="}},` +
+			`{"metadata":{"name":"lock","namespace":"lab","annotations":{"a":"b"}},"data":{"k":"v"}}]}`,
+		"kind: List\napiVersion: v1\nitems:\n- metadata:\n    name: db\n    namespace: lab\n    annotations:\n      kubectl.kubernetes.io/last-applied-configuration: '" + strings.ReplaceAll(applied, `\"`, `"`) + "'\n  type: Opaque\n  data:\n    password: aHVudGVyMg==\n" +
+			"- metadata:\n    name: lock\n    namespace: lab\n    annotations:\n      a: b\n  data:\n    k: v\n",
+	} {
+		c := &collector{}
+		st, err := Decode("list", strings.NewReader(list), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		annotations := c.table("object_annotations")
+		if len(annotations) != 1 || annotations[0].(ObjectAnnotation).Name != "lock" || st.Kinds["Secret"] != 1 {
+			t.Errorf("annotations %+v, kinds %v; want only the ConfigMap's, and one Secret", annotations, st.Kinds)
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 // Settings are the user's choices that loaders read.
 type Settings struct {
 	MaxLineBytes     int       // longest line kept
-	KeepSecretBodies bool      // keep bodies of Secrets, TokenReviews and token requests
+	KeepSecrets      bool      // load secrets unredacted (bodies of Secrets and token requests, tokens elsewhere)
 	NoAuditEndpoints bool      // do not derive endpoint states from Endpoints bodies in audit events
 	Node             string    // node of evidence outside a <node>/<time>/ bundle
 	At               time.Time // capture time of evidence without one in its path

@@ -1,0 +1,193 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// The bodies of sensitive events are dropped in load.sql. redactEvent takes out what holds
+// secrets elsewhere in an event, replacing each value by redacted(value):
+//   - the values of token parameters in the request URI's query (access_token=...);
+//   - bearer tokens in annotations and in responseStatus.message;
+//   - in events of sensitive resources (Secrets, token reviews and requests): the JSON patches
+//     of mutating webhooks (patch.webhook.admission.k8s.io/round_N_index_M annotations), which
+//     hold the object's data, and responseStatus.message, which can echo the values.
+
+// redactedPrefix starts every value the redactor put in place of a secret.
+const redactedPrefix = "[redacted sha256:"
+
+// redacted returns the marker that stands for a secret value: the same value gives the same
+// marker, so equal secrets stay visible as equal without being readable.
+func redacted(value string) string {
+	if isRedacted(value) {
+		return value
+	}
+	sum := sha256.Sum256([]byte(value))
+	return redactedPrefix + hex.EncodeToString(sum[:8]) + "]"
+}
+
+func isRedacted(value string) bool {
+	return strings.HasPrefix(value, redactedPrefix) && len(value) == len(redactedPrefix)+17 && value[len(value)-1] == ']'
+}
+
+// tokenQueryParams are the request URI parameters that carry credentials.
+var tokenQueryParams = []string{"access_token", "id_token", "refresh_token", "token"}
+
+// webhookPatchAnnotation prefixes the annotations of the patches mutating webhooks made.
+const webhookPatchAnnotation = "patch.webhook.admission.k8s.io/"
+
+// bearerToken matches the credential of an HTTP Authorization header value.
+var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
+
+// redactEvent returns the event with its secrets outside bodies replaced by markers, and
+// whether it changed anything. An event that is not a JSON object is returned unchanged (it is
+// rejected later), and so is one with nothing to redact, without being decoded.
+func redactEvent(event []byte) ([]byte, bool) {
+	sensitive := isSensitiveEvent(event)
+	uri, _ := topLevelString(event, "requestURI")
+	if !sensitive && !strings.Contains(strings.ToLower(uri), "token") && !containsBearer(event) {
+		return event, false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(event, &members) != nil {
+		return event, false
+	}
+	changed := false
+	rewrite := func(key string, v any) {
+		if raw, err := json.Marshal(v); err == nil {
+			members[key] = raw
+			changed = true
+		}
+	}
+	if json.Unmarshal(members["requestURI"], &uri) == nil {
+		if r, ok := redactURI(uri); ok {
+			rewrite("requestURI", r)
+		}
+	}
+	var annotations map[string]string
+	if json.Unmarshal(members["annotations"], &annotations) == nil && annotations != nil {
+		changedAnnotations := false
+		for k, v := range annotations {
+			r := redactBearer(v)
+			if sensitive && strings.HasPrefix(k, webhookPatchAnnotation) {
+				r = redactPatch(v)
+			}
+			if r != v {
+				annotations[k] = r
+				changedAnnotations = true
+			}
+		}
+		if changedAnnotations {
+			rewrite("annotations", annotations)
+		}
+	}
+	var status map[string]json.RawMessage
+	var message string
+	if json.Unmarshal(members["responseStatus"], &status) == nil && json.Unmarshal(status["message"], &message) == nil {
+		r := redactBearer(message)
+		if sensitive && message != "" {
+			r = redacted(message)
+		}
+		if r != message {
+			status["message"], _ = json.Marshal(r)
+			rewrite("responseStatus", status)
+		}
+	}
+	if !changed {
+		return event, false
+	}
+	out, err := json.Marshal(members)
+	if err != nil {
+		return event, false
+	}
+	return out, true
+}
+
+// isSensitiveEvent says whether the event is about a resource whose bodies are dropped: the
+// same test as load.sql's.
+func isSensitiveEvent(event []byte) bool {
+	ref, ok := topLevelRaw(event, "objectRef")
+	if !ok {
+		return false
+	}
+	resource, _ := topLevelString(ref, "resource")
+	switch resource {
+	case "secrets", "tokenreviews", "tokenrequests":
+		return true
+	case "serviceaccounts":
+		sub, _ := topLevelString(ref, "subresource")
+		return sub == "token"
+	}
+	return false
+}
+
+// containsBearer is a quick look for the word bearer, as written in Authorization headers
+// (Bearer, bearer, BEARER). Searches for words starting with a rarer letter run at memory speed.
+func containsBearer(b []byte) bool {
+	return bytes.Contains(b, []byte("Bearer")) || bytes.Contains(b, []byte("bearer")) || bytes.Contains(b, []byte("BEARER"))
+}
+
+// redactURI replaces the values of token parameters in the query of a request URI.
+func redactURI(uri string) (string, bool) {
+	path, query, found := strings.Cut(uri, "?")
+	if !found {
+		return uri, false
+	}
+	pairs := strings.Split(query, "&")
+	changed := false
+	for i, pair := range pairs {
+		rawKey, value, hasValue := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if !hasValue || err != nil || !isTokenParam(key) || isRedacted(value) {
+			continue
+		}
+		pairs[i] = rawKey + "=" + redacted(value)
+		changed = true
+	}
+	return path + "?" + strings.Join(pairs, "&"), changed
+}
+
+func isTokenParam(key string) bool {
+	for _, p := range tokenQueryParams {
+		if strings.EqualFold(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactBearer replaces the credential after each "Bearer".
+func redactBearer(s string) string {
+	if !containsBearer([]byte(s)) {
+		return s
+	}
+	return bearerToken.ReplaceAllStringFunc(s, func(m string) string {
+		sub := bearerToken.FindStringSubmatch(m)
+		return sub[1] + redacted(sub[2])
+	})
+}
+
+// redactPatch replaces the patch of a mutating webhook's annotation ({"configuration":...,
+// "webhook":..., "patch":..., "patchType":...}), keeping which webhook made it; a value of
+// another shape is replaced whole.
+func redactPatch(annotation string) string {
+	var v map[string]json.RawMessage
+	if json.Unmarshal([]byte(annotation), &v) != nil || v["patch"] == nil {
+		return redacted(annotation)
+	}
+	var patch string
+	if json.Unmarshal(v["patch"], &patch) == nil && isRedacted(patch) {
+		return annotation
+	}
+	v["patch"], _ = json.Marshal(redacted(string(v["patch"])))
+	out, err := json.Marshal(v)
+	if err != nil {
+		return redacted(annotation)
+	}
+	return string(out)
+}
