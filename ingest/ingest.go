@@ -316,7 +316,7 @@ func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
 	if src.HasFileID {
 		device, inode = src.Device, src.Inode
 	}
-	if h, ok := src.TailHash(f.EndOffset); f.EndOffset > 0 && ok {
+	if h, ok := src.TailHash(f.EndOffset); ok {
 		tailHash = h
 	}
 	_, err := f.Conn.ExecContext(ctx, `INSERT INTO ingest_files BY NAME SELECT

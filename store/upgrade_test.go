@@ -10,26 +10,11 @@ import (
 // apiserver and envelope columns gets them on a read-write open, keeping its rows (NULL there).
 func TestOpenAddsColumnsAnOlderVersionLacked(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
+	db := upgraded(t,
 		"ALTER TABLE audit_events DROP COLUMN cluster", "ALTER TABLE audit_events DROP COLUMN apiserver",
 		"ALTER TABLE audit_events DROP COLUMN envelope",
 		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
-		"INSERT INTO audit_events (audit_id, load_id) VALUES ('old', 1)",
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-	if db, err = Open(ctx, path, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+		"INSERT INTO audit_events (audit_id, load_id) VALUES ('old', 1)")
 	if _, err := db.ExecContext(ctx, "INSERT INTO audit_events BY NAME SELECT 'new' AS audit_id, 'prod' AS cluster, 'a-1' AS apiserver, 'json-lines' AS envelope"); err != nil {
 		t.Fatalf("loading into the upgraded table: %v", err)
 	}
@@ -47,16 +32,30 @@ func TestOpenAddsColumnsAnOlderVersionLacked(t *testing.T) {
 // column existed were all rejected lines: the upgrade says so instead of leaving NULL.
 func TestUpgradeMarksOlderIngestErrorsAsErrors(t *testing.T) {
 	ctx := context.Background()
+	db := upgraded(t,
+		"ALTER TABLE ingest_errors DROP COLUMN severity",
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
+		"INSERT INTO ingest_errors (source_file, line, reason, load_id) VALUES ('old.log', 3, 'truncated line', 1)")
+	var severity *string
+	if err := db.QueryRowContext(ctx, "SELECT severity FROM ingest_errors").Scan(&severity); err != nil {
+		t.Fatal(err)
+	}
+	if severity == nil || *severity != "error" {
+		t.Errorf("severity of an older row %v, want error", severity)
+	}
+}
+
+// upgraded makes a database, turns it into an older version's with stmts, and opens it again
+// (which upgrades it); it is closed when the test ends.
+func upgraded(t *testing.T, stmts ...string) *DB {
+	t.Helper()
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
 	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
-		"ALTER TABLE ingest_errors DROP COLUMN severity",
-		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
-		"INSERT INTO ingest_errors (source_file, line, reason, load_id) VALUES ('old.log', 3, 'truncated line', 1)",
-	} {
+	for _, stmt := range stmts {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
@@ -65,12 +64,6 @@ func TestUpgradeMarksOlderIngestErrorsAsErrors(t *testing.T) {
 	if db, err = Open(ctx, path, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var severity *string
-	if err := db.QueryRowContext(ctx, "SELECT severity FROM ingest_errors").Scan(&severity); err != nil {
-		t.Fatal(err)
-	}
-	if severity == nil || *severity != "error" {
-		t.Errorf("severity of an older row %v, want error", severity)
-	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

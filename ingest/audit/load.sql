@@ -84,8 +84,8 @@ FROM (
                 OR (e.impersonatedUser IS NOT NULL AND e.impersonatedUser.username IS NULL)
                 OR (e.objectRef IS NOT NULL AND e.objectRef.resource IS NULL)
                 OR (e.responseStatus IS NOT NULL AND e.responseStatus.code IS NULL)
-            THEN json_type(raw, ['$.user', '$.user.groups', '$.impersonatedUser', '$.sourceIPs', '$.objectRef',
-                '$.responseStatus', '$.responseStatus.code', '$.annotations']) END AS field_types
+            THEN try(json_type(raw, ['$.user', '$.user.groups', '$.impersonatedUser', '$.sourceIPs', '$.objectRef',
+                '$.responseStatus', '$.responseStatus.code', '$.annotations'])) END AS field_types
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
             q_bookmarks, q_initial, q_limit, q_continue, list_api_version, cluster, apiserver,

@@ -145,6 +145,9 @@ func (s *Source) HeadHash(n int) string { return hash(s.Head[:n]) }
 // of them when end is smaller): read again from a plain file, remembered when a compressed file
 // has been read up to end. It is false when they cannot be had.
 func (s *Source) TailHash(end int64) (string, bool) {
+	if end <= 0 {
+		return "", false
+	}
 	n := min(end, TailBytes)
 	if s.Compression == "" && s.Size >= 0 {
 		b := make([]byte, n)
