@@ -18,7 +18,7 @@ import (
 // first, which leaves none.
 func topLevelString(line []byte, key string) (value string, ok bool) {
 	raw, ok := topLevelRaw(line, key)
-	if !ok || raw[0] != '"' {
+	if !ok || len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
 	return unquote(raw)

@@ -515,26 +515,32 @@ func isDocEnd(l []byte) bool {
 }
 
 func (d *decoder) yamlStream(br *bufio.Reader, skip int64) error {
-	var doc bytes.Buffer
+	var doc, long bytes.Buffer
+	items := yamlItems{d: d, budget: maxAliasNodes}
 	docLine, docOff := int64(1), skip
 	line, off := int64(0), skip
 	flush := func() error {
-		err := d.yamlDoc(doc.Bytes(), docLine, docOff)
+		streamed, err := items.end(&doc)
+		if err == nil {
+			if streamed {
+				err = d.yamlListRest(doc.Bytes(), docLine, docOff)
+			} else {
+				err = d.yamlDoc(doc.Bytes(), docLine, docOff)
+			}
+		}
 		doc.Reset()
 		return err
 	}
 	for {
 		l, err := br.ReadSlice('\n')
-		for err == bufio.ErrBufferFull {
-			doc.Write(l)
-			off += int64(len(l))
-			l, err = br.ReadSlice('\n')
-			if err != bufio.ErrBufferFull {
-				doc.Write(l)
-				off += int64(len(l))
-				line++
-				l = nil
+		if err == bufio.ErrBufferFull { // a line longer than the buffer
+			long.Reset()
+			for err == bufio.ErrBufferFull {
+				long.Write(l)
+				l, err = br.ReadSlice('\n')
 			}
+			long.Write(l)
+			l = long.Bytes()
 		}
 		if len(l) > 0 {
 			line++
@@ -558,7 +564,15 @@ func (d *decoder) yamlStream(br *bufio.Reader, skip int64) error {
 				}
 				docLine, docOff = line+1, off+int64(len(l))
 			default:
-				doc.Write(l)
+				taken, terr := items.take(&doc, l, line, off)
+				if terr != nil {
+					return terr
+				}
+				if !taken {
+					doc.Write(l)
+				} else if items.active {
+					doc.WriteByte('\n') // keeps the document's line numbers
+				}
 			}
 			off += int64(len(l))
 		}
@@ -569,6 +583,16 @@ func (d *decoder) yamlStream(br *bufio.Reader, skip int64) error {
 			return fmt.Errorf("reading %s line %d: %w", d.name, line+1, err)
 		}
 	}
+}
+
+// yamlListRest checks the lines of a List document around its streamed items.
+func (d *decoder) yamlListRest(b []byte, startLine, off int64) error {
+	d.st.Documents++
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		d.bad(startLine, off, fmt.Sprintf("invalid YAML in the document starting at line %d: %v", startLine, err), excerptOf(b, excerptLen))
+	}
+	return nil
 }
 
 // blankYAML says whether a document holds nothing but blank lines, comments and directives.

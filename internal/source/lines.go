@@ -89,7 +89,7 @@ func (lr *LineReader) Next() (*Chunk, *Oversized) {
 			}
 			return lr.emit(buf, n, n), nil
 		}
-		if n >= lr.MaxLine {
+		if n > lr.MaxLine {
 			return nil, lr.skipOversized(buf[:n])
 		}
 		scanned = n
@@ -111,15 +111,18 @@ func (lr *LineReader) emit(buf []byte, end, n int) *Chunk {
 	return c
 }
 
-// skipOversized discards the rest of a line that is longer than maxLine.
+// skipOversized discards the rest of a line that is longer than maxLine. Its Length, like a
+// line's length everywhere, does not count the newline.
 func (lr *LineReader) skipOversized(head []byte) *Oversized {
 	o := &Oversized{Line: lr.NextLine, Offset: lr.Base, Length: int64(len(head)), Head: append([]byte(nil), head[:min(len(head), 200)]...)}
 	var tmp [64 << 10]byte
 	lr.carry = nil
+	newline := int64(0)
 	for !lr.eof {
 		m, err := lr.r.Read(tmp[:])
 		if i := bytes.IndexByte(tmp[:m], '\n'); i >= 0 {
-			o.Length += int64(i + 1)
+			o.Length += int64(i)
+			newline = 1
 			lr.carry = append(lr.carry, tmp[i+1:m]...)
 			break
 		}
@@ -131,7 +134,7 @@ func (lr *LineReader) skipOversized(head []byte) *Oversized {
 			}
 		}
 	}
-	lr.Base += o.Length
+	lr.Base += o.Length + newline
 	lr.NextLine++
 	return o
 }
