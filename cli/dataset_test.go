@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"gopkg.in/yaml.v3"
 
 	"github.com/kubesift/kubesift/internal/testutil"
@@ -112,4 +117,150 @@ func TestDatasetPartition(t *testing.T) {
 	if r := runCLI(t, "analyze", "--dataset", dataset, "--partition", "1"); r.code != ExitUsage || !strings.Contains(r.stderr, "1 (cluster, day) partitions") {
 		t.Errorf("--partition 1 of 1: %+v", r)
 	}
+}
+
+// engineTable is one CREATE EXTERNAL TABLE of docs/dataset.md.
+type engineTable struct {
+	name, location string
+	columns        [][2]string // name, type
+	partitions     []string
+}
+
+var externalTable = regexp.MustCompile("(?s)CREATE EXTERNAL TABLE (\\w+) \\((.*?)\\)\\nPARTITIONED BY \\((.*?)\\)\\nSTORED AS PARQUET\\nLOCATION '([^']*)';")
+
+// engineTables reads the external tables that docs/dataset.md documents for other engines.
+func engineTables(t *testing.T) []engineTable {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/dataset.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []engineTable
+	for _, m := range externalTable.FindAllStringSubmatch(string(doc), -1) {
+		et := engineTable{name: m[1], location: m[4]}
+		for _, line := range strings.Split(strings.TrimSpace(m[2]), "\n") {
+			name, typ, _ := strings.Cut(strings.TrimSuffix(strings.TrimSpace(line), ","), " ")
+			et.columns = append(et.columns, [2]string{name, typ})
+		}
+		for _, p := range strings.Split(m[3], ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(p), " ")
+			et.partitions = append(et.partitions, strings.Trim(name, "`"))
+		}
+		tables = append(tables, et)
+	}
+	if len(tables) < 2 {
+		t.Fatalf("docs/dataset.md documents %d external tables, want the findings and a raw table", len(tables))
+	}
+	return tables
+}
+
+// readsAs reports whether an engine column of the Hive type typ reads the Parquet column that
+// arrow-go decodes as dt.
+func readsAs(typ string, dt arrow.DataType) bool {
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		dt = ext.StorageType()
+	}
+	isString := func(dt arrow.DataType) bool {
+		if ext, ok := dt.(arrow.ExtensionType); ok {
+			dt = ext.StorageType()
+		}
+		return dt.ID() == arrow.STRING || dt.ID() == arrow.LARGE_STRING
+	}
+	switch typ {
+	case "string":
+		return isString(dt)
+	case "binary":
+		return dt.ID() == arrow.BINARY || dt.ID() == arrow.LARGE_BINARY
+	case "bigint":
+		return dt.ID() == arrow.INT64
+	case "int":
+		return dt.ID() == arrow.INT32
+	case "double":
+		return dt.ID() == arrow.FLOAT64
+	case "boolean":
+		return dt.ID() == arrow.BOOL
+	case "timestamp":
+		ts, ok := dt.(*arrow.TimestampType)
+		return ok && (ts.Unit == arrow.Microsecond || ts.Unit == arrow.Millisecond) && ts.TimeZone != ""
+	case "array<string>":
+		l, ok := dt.(*arrow.ListType)
+		return ok && isString(l.Elem())
+	case "map<string,string>":
+		m, ok := dt.(*arrow.MapType)
+		return ok && isString(m.KeyType()) && isString(m.ItemType())
+	}
+	return false
+}
+
+// TestEngineDDLMatchesDataset checks the assumptions of the external tables docs/dataset.md
+// gives other engines (Athena, Trino) against files kubesift wrote, read with arrow-go's Parquet
+// reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the
+// path, and every declared column in every file with a type the declared one reads.
+func TestEngineDDLMatchesDataset(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	if r := runCLI(t, "ingest", "--quiet", "--cluster", "lab-1", "--db", db, "../samples/real-lab"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
+	if r := runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--findings-dir", filepath.Join(dataset, "findings")); r.code != ExitOK {
+		t.Fatalf("analyze --partition: %+v", r)
+	}
+	layout := regexp.MustCompile(`^cluster=[^/]*/date=\d{4}-\d{2}-\d{2}$`)
+	for _, et := range engineTables(t) {
+		dir := filepath.Base(strings.TrimSuffix(et.location, "/"))
+		if strings.Join(et.partitions, ",") != "cluster,date" {
+			t.Errorf("%s: partitioned by %v, want cluster, date", et.name, et.partitions)
+		}
+		files, err := filepath.Glob(filepath.Join(dataset, dir, "*", "*", "*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("%s: LOCATION %s: no files under %s/*/*/ (%v)", et.name, et.location, dir, err)
+			continue
+		}
+		for _, path := range files {
+			rel, _ := filepath.Rel(filepath.Join(dataset, dir), filepath.Dir(path))
+			if !layout.MatchString(filepath.ToSlash(rel)) {
+				t.Errorf("%s: %s is not under cluster=…/date=…", et.name, path)
+			}
+			schema := parquetSchema(t, path)
+			for _, p := range et.partitions {
+				if _, ok := schema[p]; ok {
+					t.Errorf("%s: partition key %s is also a column of %s", et.name, p, path)
+				}
+			}
+			for _, c := range et.columns {
+				dt, ok := schema[c[0]]
+				if !ok {
+					t.Errorf("%s: column %s is not in %s", et.name, c[0], path)
+				} else if !readsAs(c[1], dt) {
+					t.Errorf("%s: column %s %s does not read %s's %s", et.name, c[0], c[1], path, dt)
+				}
+			}
+		}
+	}
+}
+
+// parquetSchema returns the columns of a Parquet file as arrow-go reads them.
+func parquetSchema(t *testing.T, path string) map[string]arrow.DataType {
+	t.Helper()
+	f, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := r.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]arrow.DataType{}
+	for _, fl := range schema.Fields() {
+		out[fl.Name] = fl.Type
+	}
+	return out
 }

@@ -25,6 +25,8 @@
 #     20-rbac.yaml suffices) and checks that it can do nothing more; checks the error of an
 #     identity without RBAC; runs the pod's two command lines locally (paths mapped to a work
 #     directory) on the lab's audit log;
+#     validates deploy/kubernetes/dataset/ and creates its Indexed Job (go test ./deploy/ with
+#     KUBESIFT_TEST_KUBECONFIG): one pod per completion index, the index passed to --partition;
 #  4. stops the control plane.
 # Prints "PASS: n checks" and exits 0, or lists the failed checks and exits 1.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -267,6 +269,12 @@ DB=$CTR/var/lib/kubesift/kubesift.duckdb
 check "second run: two snapshots in the database, each pod once per snapshot" \
   "$(q "SELECT count(DISTINCT captured_at) || '/' || (count(*) = count(DISTINCT (captured_at, namespace, name))) FROM pods WHERE source = 'snapshot'")" "2/true"
 check "second run: each audit event once" "$(q "SELECT (count(*) = count(DISTINCT (audit_id, stage)))::VARCHAR FROM audit_events")" true
+
+# the dataset manifests (kubernetes/dataset/): dry-run=server, and the Indexed Job's pods
+if (cd "$ROOT" && KUBESIFT_TEST_KUBECONFIG=$ADMIN go test -count=1 -run TestDatasetManifests -v ./deploy/) >"$WORK/dataset-manifests.log" 2>&1 &&
+  ! grep -q -- '--- SKIP' "$WORK/dataset-manifests.log"; then
+  ok "dataset manifests: dry-run=server and the Indexed Job's pods (go test ./deploy/)"
+else bad "dataset manifests: $(tail -20 "$WORK/dataset-manifests.log")"; fi
 
 # ------------------------------------------------------------------ 4. done (the trap stops the cluster)
 if [ ${#failed[@]} -eq 0 ]; then echo "PASS: $pass checks"; exit 0; fi

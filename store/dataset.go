@@ -147,12 +147,17 @@ func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since
 }
 
 // datasetColumns lists t's columns for a dataset file: all but the partition keys, which are
-// in the path.
+// in the path. JSON columns are written as text (Parquet strings): other engines read DuckDB's
+// JSON-annotated binary as bytes, and the dataset's views cast them back to JSON.
 func datasetColumns(t Table) string {
 	var cols []string
-	for _, c := range t.ColumnNames() {
-		if !slices.Contains(DatasetPartitionKeys, c) {
-			cols = append(cols, `"`+c+`"`)
+	for _, c := range t.Columns {
+		switch {
+		case slices.Contains(DatasetPartitionKeys, c.Name):
+		case c.Type == "JSON":
+			cols = append(cols, fmt.Sprintf(`CAST("%s" AS VARCHAR) AS "%s"`, c.Name, c.Name))
+		default:
+			cols = append(cols, `"`+c.Name+`"`)
 		}
 	}
 	return strings.Join(cols, ", ")
