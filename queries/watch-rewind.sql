@@ -111,13 +111,34 @@ watch_reqs AS (
 -- ends, so a loop is a chain of non-overlapping watches: a watch continues the watch of its stream
 -- that ended last before it started (up to watch_handover_ms later, as the end is logged after
 -- the client saw it), and each watch is continued by one watch at most (the first).
-pred AS (
+-- The predecessor is the watch with the latest end among those that ended before the watch started (an ASOF
+-- join) or, preferred as they ended later, that started before it and ended within the handover time after its start
+-- (joined on the stream and the second of the end, so that the cost stays per watch, not per pair of a stream's watches).
+handover_buckets AS (
+    SELECT w.audit_id, w.stream, w.recv, w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT)) AS until,
+           b.sec
+    FROM watch_reqs w,
+         unnest(generate_series(epoch_ms(w.recv) // 1000,
+                                epoch_ms(w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT))) // 1000)) AS b(sec)
+),
+pred_handover AS (
     SELECT w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
-    FROM watch_reqs w
-    JOIN watch_reqs p
-      ON p.stream = w.stream AND p.recv < w.recv
-     AND p.ended <= w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT))
+    FROM handover_buckets w
+    JOIN (SELECT *, epoch_ms(ended) // 1000 AS sec FROM watch_reqs WHERE ended IS NOT NULL) p
+      ON p.stream = w.stream AND p.sec = w.sec
+     AND p.recv < w.recv AND p.ended >= w.recv AND p.ended <= w.until
     GROUP BY w.audit_id
+),
+pred_before AS (
+    SELECT w.audit_id, p.audit_id AS prev_id
+    FROM watch_reqs w
+    ASOF JOIN (SELECT stream, ended, audit_id FROM watch_reqs WHERE ended IS NOT NULL) p
+      ON p.stream = w.stream AND p.ended < w.recv
+),
+pred AS (
+    SELECT coalesce(h.audit_id, b.audit_id) AS audit_id, coalesce(h.prev_id, b.prev_id) AS prev_id
+    FROM pred_handover h
+    FULL JOIN pred_before b USING (audit_id)
 ),
 links AS (
     SELECT p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
