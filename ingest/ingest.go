@@ -24,7 +24,8 @@ type Options struct {
 	Log              io.Writer // one summary line per file; nil for none
 	Node             string    // node of conntrack evidence outside a <node>/<time>/ bundle
 	At               time.Time // capture time of evidence without one in its path
-	Cluster          string    // cluster of the audit events, over what their envelope says
+	Cluster          string    // cluster of the evidence (of audit events: over what their envelope says)
+	ClusterPerDir    bool      // the first directory level under a directory argument names the cluster
 	APIServer        string    // apiserver of the audit events, over what their envelope says
 }
 
@@ -89,7 +90,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			in.logResult(r)
 			continue
 		}
-		r, err := in.ingestFile(ctx, f.Path)
+		r, err := in.ingestFile(ctx, f.Path, in.clusterOf(f))
 		if errors.Is(err, errUnknownKind) && f.FromWalk {
 			r.Skipped = skippedNotEvidence
 			err = nil
@@ -167,7 +168,7 @@ func (in *Ingester) logResult(r FileResult) {
 const DefaultMaxLineBytes = source.DefaultMaxLineBytes
 
 // ingestFile loads one file in a transaction of its own.
-func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, error) {
+func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileResult, error) {
 	start := time.Now()
 	r := FileResult{Path: path}
 	src, err := source.Open(path)
@@ -190,7 +191,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		return r, fmt.Errorf("loading %s: %w", path, err)
 	}
 	defer conn.Close()
-	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(), EndOffset: -1, EndLine: -1}
+	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(cluster), EndOffset: -1, EndLine: -1}
 	if r.Skipped, err = resumePoint(ctx, f, loader.Resumable()); err != nil || r.Skipped != "" {
 		return r, err
 	}
@@ -235,10 +236,10 @@ func (in *Ingester) loaderFor(src *source.Source) (Loader, error) {
 	return loader, nil
 }
 
-func (in *Ingester) settings() load.Settings {
+func (in *Ingester) settings(cluster string) load.Settings {
 	return load.Settings{MaxLineBytes: in.opt.MaxLineBytes, KeepSecretBodies: in.opt.KeepSecretBodies,
 		NoAuditEndpoints: in.opt.NoAuditEndpoints, Node: in.opt.Node, At: in.opt.At, SpillDir: in.db.TempDir(),
-		Cluster: in.opt.Cluster, APIServer: in.opt.APIServer}
+		Cluster: cluster, APIServer: in.opt.APIServer}
 }
 
 // inTransaction runs body in a transaction on conn; it commits when body says so and returns
