@@ -198,8 +198,8 @@ func TestRunLoadsAndAnalyzes(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("run: %+v", r)
 	}
-	if !strings.HasPrefix(r.stdout, "rule,severity,namespace,name,subject,first_seen,last_seen,count,summary,evidence\n") ||
-		!strings.Contains(r.stdout, "election-lock-churn,warning,lab,legacy-operator-lock,") {
+	if !strings.HasPrefix(r.stdout, "rule,severity,cluster,namespace,name,subject,first_seen,last_seen,count,summary,evidence\n") ||
+		!strings.Contains(r.stdout, "election-lock-churn,warning,,lab,legacy-operator-lock,") {
 		t.Errorf("run output %q", r.stdout)
 	}
 	if !strings.Contains(r.stderr, "1204 rows loaded") || !strings.Contains(r.stderr, "loaded: 1204 audit_events") {
@@ -321,7 +321,7 @@ WHERE stage_at BETWEEN coalesce($since, '-infinity'::TIMESTAMPTZ) AND coalesce($
 GROUP BY cluster, username HAVING count(*) >= $min_requests_count ORDER BY first_seen, name`), 0o644)
 	db := loadedDB(t)
 	r := runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "-o", "csv")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "busy-user,info,,system:apiserver,") || !strings.Contains(r.stdout, ",system:apiserver sent ") || strings.Contains(r.stdout, ",admin,") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "busy-user,info,,,system:apiserver,") || !strings.Contains(r.stdout, ",system:apiserver sent ") || strings.Contains(r.stdout, ",admin,") {
 		t.Errorf("user rule: %+v", r)
 	}
 	r = runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "--set", "busy-user.min_requests_count=150", "-o", "csv")
