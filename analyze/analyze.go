@@ -20,6 +20,7 @@ import (
 type Finding struct {
 	Rule      string          `json:"rule"`
 	Severity  rules.Severity  `json:"severity"`
+	Cluster   string          `json:"cluster"` // "" when the evidence does not say
 	Namespace string          `json:"namespace"`
 	Name      string          `json:"name"`
 	Subject   string          `json:"subject"`
@@ -66,7 +67,7 @@ func (rep *Report) Failed() []Outcome {
 type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
-	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, namespace, name, subject
+	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, cluster, namespace, name, subject
 	Inputs       []Input      // the tables analysed that hold rows, in store.Tables order
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
@@ -165,8 +166,8 @@ func sortFindings(findings []Finding) {
 		if !a.FirstSeen.Equal(b.FirstSeen) {
 			return a.FirstSeen.Before(b.FirstSeen)
 		}
-		return strings.Join([]string{a.Rule, a.Namespace, a.Name, a.Subject}, "\x00") <
-			strings.Join([]string{b.Rule, b.Namespace, b.Name, b.Subject}, "\x00")
+		return strings.Join([]string{a.Rule, a.Cluster, a.Namespace, a.Name, a.Subject}, "\x00") <
+			strings.Join([]string{b.Rule, b.Cluster, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
 }
 
@@ -289,10 +290,10 @@ func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options
 	var out []Finding
 	for rows.Next() {
 		var f Finding
-		var severity, namespace, name, subject sql.NullString
+		var severity, cluster, namespace, name, subject sql.NullString
 		var first, last sql.NullTime
 		var count, facts, evidence any
-		if err := rows.Scan(&f.Rule, &severity, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
+		if err := rows.Scan(&f.Rule, &severity, &cluster, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
 			return nil, err
 		}
 		if f.Rule != r.ID {
@@ -301,7 +302,7 @@ func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options
 		if f.Severity, err = rules.ParseSeverity(severity.String); err != nil {
 			return nil, err
 		}
-		f.Namespace, f.Name, f.Subject = namespace.String, name.String, subject.String
+		f.Cluster, f.Namespace, f.Name, f.Subject = cluster.String, namespace.String, name.String, subject.String
 		f.FirstSeen, f.LastSeen = first.Time.UTC(), last.Time.UTC()
 		switch c := count.(type) {
 		case int64:

@@ -150,7 +150,7 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 	}
 	rule := func(id, sql string) rules.Rule {
 		return rules.Rule{ID: id, Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "{{.Facts.reason}} in {{.Name}}",
-			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS namespace, source_file AS name, '' AS subject, " +
+			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, source_file AS name, '' AS subject, " +
 				"now() AS first_seen, now() AS last_seen, CAST(" + sql + " AS BIGINT) AS count, struct_pack(reason := reason) AS facts, " +
 				"to_json([line]) AS evidence FROM ingest_errors WHERE $since IS NULL AND $until IS NULL"}
 	}

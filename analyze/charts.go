@@ -50,7 +50,7 @@ func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMess
 
 func chartQuery(ctx context.Context, conn *store.Sandbox, query string, f Finding, rep *Report) (json.RawMessage, error) {
 	args := append(Args(rules.Rule{}, Options{Since: rep.Since, Until: rep.Until}), // the window
-		sql.Named("namespace", f.Namespace), sql.Named("name", f.Name), sql.Named("subject", f.Subject),
+		sql.Named("cluster", f.Cluster), sql.Named("namespace", f.Namespace), sql.Named("name", f.Name), sql.Named("subject", f.Subject),
 		sql.Named("first_seen", f.FirstSeen), sql.Named("last_seen", f.LastSeen))
 	return queryJSON(ctx, conn, query, args...)
 }

@@ -100,14 +100,15 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) *t
 			}
 		}
 	}
+	leading := []string{"finding", "severity", "cluster", "namespace", "name", "subject"}
 	if lead {
-		for _, c := range []string{"finding", "severity", "namespace", "name", "subject"} {
+		for _, c := range leading {
 			t.Columns = append(t.Columns, tabular.Column{Name: c})
 		}
 	}
 	for _, k := range keys {
 		name := k
-		if lead && slices.Contains([]string{"finding", "severity", "namespace", "name", "subject"}, k) {
+		if lead && slices.Contains(leading, k) {
 			name = "evidence." + k
 		}
 		t.Columns = append(t.Columns, tabular.Column{Name: name})
@@ -120,7 +121,7 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) *t
 		for _, it := range items {
 			var row []any
 			if lead {
-				row = append(row, numbers[i], string(f.Severity), f.Namespace, f.Name, f.Subject)
+				row = append(row, numbers[i], string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject)
 			}
 			for _, k := range keys {
 				row = append(row, it.values[k])

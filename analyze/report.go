@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,12 @@ func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) 
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// NamesClusters reports whether any finding names its cluster: the reports show a cluster
+// column only then.
+func (rep *Report) NamesClusters() bool {
+	return slices.ContainsFunc(rep.Findings, func(f Finding) bool { return f.Cluster != "" })
+}
+
 // object names what a finding is about: namespace/name, or the name alone (nodes, cluster scope).
 func object(f Finding) string {
 	if f.Namespace == "" {
@@ -74,9 +81,14 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 	cols := []col{
 		{"SEVERITY", 8, func(f Finding) string { return string(f.Severity) }},
 		{"RULE", 26, func(f Finding) string { return f.Rule }},
-		{"OBJECT", 26, object},
-		{"FIRST SEEN", 20, func(f Finding) string { return rfc3339(f.FirstSeen) }},
 	}
+	// A CLUSTER column when the evidence names clusters; OBJECT and SUBJECT give it room.
+	objectWidth, subjectWidth := 26, 25
+	if rep.NamesClusters() {
+		cols = append(cols, col{"CLUSTER", 16, func(f Finding) string { return f.Cluster }})
+		objectWidth, subjectWidth = 18, 15
+	}
+	cols = append(cols, col{"OBJECT", objectWidth, object}, col{"FIRST SEEN", 20, func(f Finding) string { return rfc3339(f.FirstSeen) }})
 	if wide {
 		cols = append(cols, col{"LAST SEEN", 20, func(f Finding) string { return rfc3339(f.LastSeen) }})
 	}
@@ -85,7 +97,7 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		cols = append(cols, col{"EVIDENCE", 8, func(f Finding) string { return strconv.Itoa(f.EvidenceCount()) }})
 	}
 	// The subject comes last and takes what is left of 120 columns.
-	cols = append(cols, col{"SUBJECT", 25, func(f Finding) string { return f.Subject }})
+	cols = append(cols, col{"SUBJECT", subjectWidth, func(f Finding) string { return f.Subject }})
 	if wide { // widths fit the content instead
 		for i := range cols {
 			cols[i].width = utf8.RuneCountInString(cols[i].title)
@@ -200,13 +212,13 @@ func writeJSON(w io.Writer, rep *Report) error {
 // Parquet reports.
 func FindingsTable(findings []Finding) *tabular.Table {
 	t := &tabular.Table{Name: "findings", Columns: []tabular.Column{
-		{Name: "rule", Type: "VARCHAR"}, {Name: "severity", Type: "VARCHAR"}, {Name: "namespace", Type: "VARCHAR"},
+		{Name: "rule", Type: "VARCHAR"}, {Name: "severity", Type: "VARCHAR"}, {Name: "cluster", Type: "VARCHAR"}, {Name: "namespace", Type: "VARCHAR"},
 		{Name: "name", Type: "VARCHAR"}, {Name: "subject", Type: "VARCHAR"}, {Name: "first_seen", Type: "TIMESTAMPTZ"},
 		{Name: "last_seen", Type: "TIMESTAMPTZ"}, {Name: "count", Type: "BIGINT"}, {Name: "summary", Type: "VARCHAR"},
 		{Name: "evidence", Type: "JSON"},
 	}}
 	for _, f := range findings {
-		t.Rows = append(t.Rows, []any{f.Rule, string(f.Severity), f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
+		t.Rows = append(t.Rows, []any{f.Rule, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
 			f.Count, f.Summary, f.Evidence})
 	}
 	return t

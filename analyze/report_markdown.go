@@ -54,9 +54,9 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	if len(rep.Findings) == 0 {
 		p("No findings.\n")
 	} else {
-		p("| # | severity | rule | object | subject | first seen | last seen | count |\n|---|---|---|---|---|---|---|---|\n")
+		p("| # | severity | rule | cluster | object | subject | first seen | last seen | count |\n|---|---|---|---|---|---|---|---|---|\n")
 		for i, f := range rep.Findings {
-			p("| [%d](#finding-%d) | %s | `%s` | %s | %s | %s | %s | %d |\n", i+1, i+1, f.Severity, f.Rule, md(object(f)),
+			p("| [%d](#finding-%d) | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", i+1, i+1, f.Severity, f.Rule, md(f.Cluster), md(object(f)),
 				md(f.Subject), rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Count)
 		}
 	}
@@ -70,6 +70,9 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 		p("**%s**", f.Severity)
 		if r.Title != "" {
 			p(": %s", r.Title)
+		}
+		if f.Cluster != "" {
+			p(". Cluster: %s", md(f.Cluster))
 		}
 		p(". Subject: %s. Seen %d times from %s to %s.\n\n%s\n", md(f.Subject), f.Count, rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Summary)
 		if rem := strings.TrimSpace(r.Remediation); rem != "" {

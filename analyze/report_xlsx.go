@@ -66,11 +66,11 @@ func writeXLSX(w io.Writer, rep *Report) error {
 		}
 	}
 	summary := &tabular.Table{Name: "Summary"}
-	for _, c := range []string{"finding", "severity", "rule", "namespace", "name", "subject", "first_seen", "last_seen", "count", "evidence", "summary", "sheet"} {
+	for _, c := range []string{"finding", "severity", "rule", "cluster", "namespace", "name", "subject", "first_seen", "last_seen", "count", "evidence", "summary", "sheet"} {
 		summary.Columns = append(summary.Columns, tabular.Column{Name: c})
 	}
 	for i, f := range rep.Findings {
-		summary.Rows = append(summary.Rows, []any{i + 1, string(f.Severity), f.Rule, f.Namespace, f.Name, f.Subject,
+		summary.Rows = append(summary.Rows, []any{i + 1, string(f.Severity), f.Rule, f.Cluster, f.Namespace, f.Name, f.Subject,
 			f.FirstSeen, f.LastSeen, f.Count, f.EvidenceCount(), f.Summary, names[f.Rule]})
 	}
 	after := [][]any{

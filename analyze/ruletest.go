@@ -117,7 +117,7 @@ func MatchFinding(f Finding) rules.Finding {
 	if json.Unmarshal(f.Evidence, &items) != nil {
 		items = []json.RawMessage{f.Evidence}
 	}
-	return rules.Finding{Rule: f.Rule, Object: object(f), Subject: f.Subject, Summary: f.Summary, Severity: f.Severity, Count: f.Count, Evidence: items}
+	return rules.Finding{Rule: f.Rule, Cluster: f.Cluster, Object: object(f), Subject: f.Subject, Summary: f.Summary, Severity: f.Severity, Count: f.Count, Evidence: items}
 }
 
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go

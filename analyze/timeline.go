@@ -19,6 +19,7 @@ import (
 // Timeline is what is known about one object, as 'kubesift timeline' shows it.
 type Timeline struct {
 	Resource  string // the audit resource: endpoints, endpointslices, services, pods, configmaps, leases
+	Cluster   string // "" when the evidence does not name it
 	Namespace string
 	Name      string
 	Window    string // the window, as the report says it (Report.Window)
@@ -34,17 +35,36 @@ type Timeline struct {
 // addressResources are the resources whose timeline has address states.
 var addressResources = []string{"endpoints", "endpointslices", "services"}
 
-// RunTimeline gathers the timeline of the object resource/ns/name within opt's window from db
-// (queries timeline/object.sql and timeline/addresses.sql, sandboxed) and runs the rules for the
-// findings that name it.
-func RunTimeline(ctx context.Context, db *store.DB, resource, ns, name string, opt Options) (*Timeline, error) {
+// ObjectClusters returns the clusters ("" when unknown) in which db has seen the object
+// resource/ns/name (query timeline/clusters.sql, sandboxed), in name order.
+func ObjectClusters(ctx context.Context, db *store.DB, resource, ns, name string) ([]string, error) {
 	conn, err := openSandbox(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	args := append(Args(rules.Rule{}, opt), sql.Named("resource", resource), sql.Named("ns", ns), sql.Named("name", name))
-	tl := &Timeline{Resource: resource, Namespace: ns, Name: name}
+	t, err := queryTable(ctx, conn, timelineSQL("clusters"), sql.Named("resource", resource), sql.Named("ns", ns), sql.Named("name", name))
+	if err != nil {
+		return nil, fmt.Errorf("reading the clusters of %s/%s/%s: %w", resource, ns, name, err)
+	}
+	clusters := make([]string, len(t.Rows))
+	for i, row := range t.Rows {
+		clusters[i], _ = row[0].(string)
+	}
+	return clusters, nil
+}
+
+// RunTimeline gathers the timeline of the object resource/ns/name of cluster within opt's
+// window from db (queries timeline/object.sql and timeline/addresses.sql, sandboxed) and runs
+// the rules for the findings that name it.
+func RunTimeline(ctx context.Context, db *store.DB, resource, cluster, ns, name string, opt Options) (*Timeline, error) {
+	conn, err := openSandbox(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	args := append(Args(rules.Rule{}, opt), sql.Named("resource", resource), sql.Named("cluster", cluster), sql.Named("ns", ns), sql.Named("name", name))
+	tl := &Timeline{Resource: resource, Cluster: cluster, Namespace: ns, Name: name}
 	if tl.Rows, err = queryTable(ctx, conn, timelineSQL("object"), args...); err != nil {
 		return nil, fmt.Errorf("reading the timeline: %w", err)
 	}
@@ -63,7 +83,7 @@ func RunTimeline(ctx context.Context, db *store.DB, resource, ns, name string, o
 	}
 	tl.Window = rep.Window()
 	for _, f := range rep.Findings {
-		if f.Namespace == ns && (f.Name == name || strings.HasPrefix(f.Name, resource)) {
+		if f.Cluster == cluster && f.Namespace == ns && (f.Name == name || strings.HasPrefix(f.Name, resource)) {
 			tl.Rows.Rows = append(tl.Rows.Rows, []any{f.FirstSeen, "finding", f.Rule, string(f.Severity), f.Summary, "", f.Subject})
 		}
 	}

@@ -15,7 +15,7 @@ import (
 func TestTimelineReadsFlappingsObservations(t *testing.T) {
 	ctx := context.Background()
 	db := scenarioDB(t, "samples/flapping")
-	tl, err := RunTimeline(ctx, db, "endpoints", "shop", "cart", Options{})
+	tl, err := RunTimeline(ctx, db, "endpoints", "", "shop", "cart", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,8 +198,8 @@ func TestRunLoadsAndAnalyzes(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("run: %+v", r)
 	}
-	if !strings.HasPrefix(r.stdout, "rule,severity,namespace,name,subject,first_seen,last_seen,count,summary,evidence\n") ||
-		!strings.Contains(r.stdout, "election-lock-churn,warning,lab,legacy-operator-lock,") {
+	if !strings.HasPrefix(r.stdout, "rule,severity,cluster,namespace,name,subject,first_seen,last_seen,count,summary,evidence\n") ||
+		!strings.Contains(r.stdout, "election-lock-churn,warning,,lab,legacy-operator-lock,") {
 		t.Errorf("run output %q", r.stdout)
 	}
 	if !strings.Contains(r.stderr, "1204 rows loaded") || !strings.Contains(r.stderr, "loaded: 1204 audit_events") {
@@ -313,15 +313,15 @@ params:
     description: requests from one user that make a finding
 summary: '{{.Name}} sent {{.Facts.requests}} requests'
 `), 0o644)
-	os.WriteFile(filepath.Join(dir, "busy-user.sql"), []byte(`SELECT 'busy-user' AS rule, 'info' AS severity, '' AS namespace, username AS name,
+	os.WriteFile(filepath.Join(dir, "busy-user.sql"), []byte(`SELECT 'busy-user' AS rule, 'info' AS severity, cluster, '' AS namespace, username AS name,
   username AS subject, min(stage_at) AS first_seen, max(stage_at) AS last_seen, count(*) AS count,
   struct_pack(requests := count(*)) AS facts, to_json(list(audit_id ORDER BY audit_id)[1:3]) AS evidence
 FROM audit_events
 WHERE stage_at BETWEEN coalesce($since, '-infinity'::TIMESTAMPTZ) AND coalesce($until, 'infinity'::TIMESTAMPTZ)
-GROUP BY username HAVING count(*) >= $min_requests_count ORDER BY first_seen, name`), 0o644)
+GROUP BY cluster, username HAVING count(*) >= $min_requests_count ORDER BY first_seen, name`), 0o644)
 	db := loadedDB(t)
 	r := runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "-o", "csv")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "busy-user,info,,system:apiserver,") || !strings.Contains(r.stdout, ",system:apiserver sent ") || strings.Contains(r.stdout, ",admin,") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "busy-user,info,,,system:apiserver,") || !strings.Contains(r.stdout, ",system:apiserver sent ") || strings.Contains(r.stdout, ",admin,") {
 		t.Errorf("user rule: %+v", r)
 	}
 	r = runCLI(t, "analyze", "--db", db, "--rules", dir, "--rule", "busy-user", "--set", "busy-user.min_requests_count=150", "-o", "csv")
@@ -354,7 +354,7 @@ params:
     default: 2
     description: rejected lines of one file that make a finding
 `), 0o644)
-	os.WriteFile(filepath.Join(dir, "err-lines.sql"), []byte(`SELECT 'err-lines' AS rule, 'warning' AS severity, '' AS namespace, source_file AS name,
+	os.WriteFile(filepath.Join(dir, "err-lines.sql"), []byte(`SELECT 'err-lines' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, source_file AS name,
   '' AS subject, now() AS first_seen, now() AS last_seen, count(*) AS count, NULL AS facts, to_json(list(line ORDER BY line)) AS evidence
 FROM ingest_errors WHERE $since IS NULL OR $until IS NULL GROUP BY source_file HAVING count(*) >= $min_lines_count`), 0o644)
 	tests := filepath.Join(dir, "err-lines.test.yaml")

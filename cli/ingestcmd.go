@@ -21,6 +21,7 @@ type ingestFlags struct {
 	auditEndpoints bool
 	strict         bool
 	cluster        string
+	clusterPerDir  bool
 	apiserver      string
 }
 
@@ -33,7 +34,7 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
 	}
 	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecrets: f.keepSecrets, Log: e.logWriter(quiet), Node: f.node,
-		NoAuditEndpoints: !f.auditEndpoints, Cluster: f.cluster, APIServer: f.apiserver}
+		NoAuditEndpoints: !f.auditEndpoints, Cluster: f.cluster, ClusterPerDir: f.clusterPerDir, APIServer: f.apiserver}
 	if f.keepSecrets {
 		fmt.Fprintln(e.stderr, "warning: --keep-secrets: secrets go into the database unredacted; keep it as safe as the cluster's credentials")
 	}
@@ -57,7 +58,8 @@ func addIngestFlags(fs *pflag.FlagSet, f *ingestFlags) {
 	fs.BoolVar(&f.auditEndpoints, "audit-endpoints", true, "derive endpoint_addresses rows from the Endpoints/EndpointSlice bodies in audit logs (on Endpoints-heavy logs about a third of the ingest time)")
 	fs.StringVar(&f.node, "node", "", "node of conntrack evidence that is not in a <node>/<time>/ capture bundle")
 	fs.BoolVar(&f.strict, "strict", false, fmt.Sprintf("exit with code %d when any line was rejected (the good lines are still loaded)", ExitRejects))
-	fs.StringVar(&f.cluster, "cluster", "", "cluster of the audit events loaded (audit_events.cluster), in place of what their envelope says (EKS log group, AKS resource, GKE cluster_name)")
+	fs.StringVar(&f.cluster, "cluster", "", "cluster of the evidence loaded (the cluster column of every table); for audit events in place of what their envelope says (EKS log group, AKS resource, GKE cluster_name)")
+	fs.BoolVar(&f.clusterPerDir, "cluster-per-dir", false, "the first directory level under each directory PATH names the cluster of the evidence in it (run --cluster-per-dir samples/: every scenario its own cluster); files directly in PATH get --cluster")
 	fs.StringVar(&f.apiserver, "apiserver", "", "apiserver that wrote the audit events loaded (audit_events.apiserver), in place of what their envelope or path says")
 	fs.StringVar(&f.at, "at", "", "capture time (RFC3339) of conntrack or snapshot evidence whose path carries none")
 }

@@ -19,23 +19,34 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 	}
-	gauge("kubesift_findings", "Findings of the last run by rule and severity.")
-	byRule := map[[2]string]int{}
-	for _, o := range rep.Outcomes {
-		for _, sev := range []string{"info", "warning", "critical"} {
-			byRule[[2]string{o.Rule.ID, sev}] += 0
+	gauge("kubesift_findings", "Findings of the last run by cluster, rule and severity.")
+	// Every rule and severity has a series (0 without findings) in every cluster the findings name,
+	// or in cluster "" when none does.
+	clusters := map[string]bool{}
+	for _, f := range rep.Findings {
+		clusters[f.Cluster] = true
+	}
+	if len(clusters) == 0 {
+		clusters[""] = true
+	}
+	byRule := map[[3]string]int{}
+	for c := range clusters {
+		for _, o := range rep.Outcomes {
+			for _, sev := range []string{"info", "warning", "critical"} {
+				byRule[[3]string{c, o.Rule.ID, sev}] += 0
+			}
 		}
 	}
 	for _, f := range rep.Findings {
-		byRule[[2]string{f.Rule, string(f.Severity)}]++
+		byRule[[3]string{f.Cluster, f.Rule, string(f.Severity)}]++
 	}
-	keys := make([][2]string, 0, len(byRule))
+	keys := make([][3]string, 0, len(byRule))
 	for k := range byRule {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	sort.Slice(keys, func(i, j int) bool { return strings.Join(keys[i][:], "\x00") < strings.Join(keys[j][:], "\x00") })
 	for _, k := range keys {
-		fmt.Fprintf(&b, "kubesift_findings{rule=%q,severity=%q} %d\n", k[0], k[1], byRule[k])
+		fmt.Fprintf(&b, "kubesift_findings{cluster=%q,rule=%q,severity=%q} %d\n", k[0], k[1], k[2], byRule[k])
 	}
 	gauge("kubesift_rule_evaluated", "1 when the rule had data to evaluate in the last run.")
 	for _, o := range rep.Outcomes {

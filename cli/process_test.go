@@ -186,7 +186,7 @@ func TestCronJobFlow(t *testing.T) {
 	}
 	prom := string(readAll(t, metrics))
 	for _, want := range []string{
-		`kubesift_findings{rule="election-lock-churn",severity="warning"} 2`,
+		`kubesift_findings{cluster="",rule="election-lock-churn",severity="warning"} 2`,
 		`kubesift_rule_evaluated{rule="probe-conntrack-exhaustion"} 0`,
 		`kubesift_table_rows{table="audit_events"} 1204`,
 		"kubesift_last_success_timestamp_seconds ",

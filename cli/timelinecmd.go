@@ -29,12 +29,14 @@ func runTimeline(ctx context.Context, e *env, args []string) error {
 			"for a Service the addresses of its Endpoints and EndpointSlices are included.\n"+
 			"-o html writes one self-contained page with a chart: for Endpoints, EndpointSlices and\n"+
 			"Services a swimlane per address of its Service (ready, notReady, terminating, absent: the\n"+
-			"states endpoint-flapping follows), for other kinds who did what over time.\n\n"+
+			"states endpoint-flapping follows), for other kinds who did what over time.\n"+
+			"An object seen in several clusters needs --cluster.\n\n"+
 			"Example: kubesift timeline endpoints/shop/cart")
 	c.addDB(fs, e, "database file to read")
 	out := addOutputFlag(fs, "table", "table", "json", "csv", "html")
 	since := fs.String("since", "", "from this time: RFC3339 or a duration before now")
 	until := fs.String("until", "", "up to this time: RFC3339 or a duration before now")
+	cluster := fs.String("cluster", "", "the cluster of the object (the cluster column; \"\" for evidence loaded without one); needed when the object was seen in several clusters")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -67,7 +69,19 @@ func runTimeline(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	tl, err := analyze.RunTimeline(ctx, db, resource, ns, name, analyze.Options{Since: from, Until: to})
+	if !fs.Changed("cluster") {
+		clusters, err := analyze.ObjectClusters(ctx, db, resource, ns, name)
+		if err != nil {
+			return err
+		}
+		if len(clusters) > 1 {
+			return usagef("%s was seen in %d clusters (%s): pass --cluster", fs.Arg(0), len(clusters), quotedList(clusters))
+		}
+		if len(clusters) == 1 {
+			*cluster = clusters[0]
+		}
+	}
+	tl, err := analyze.RunTimeline(ctx, db, resource, *cluster, ns, name, analyze.Options{Since: from, Until: to})
 	if err != nil {
 		return err
 	}
@@ -78,4 +92,13 @@ func runTimeline(ctx context.Context, e *env, args []string) error {
 		return out.emit(e.stdout, func(w io.Writer) error { return htmlreport.WriteTimeline(w, htmlreport.BuildTimeline(tl)) })
 	}
 	return out.emit(e.stdout, func(w io.Writer) error { return renderTable(w, tl.Rows, out.format) })
+}
+
+// quotedList joins names as "a", "b" (so that the cluster "" shows).
+func quotedList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(quoted, ", ")
 }

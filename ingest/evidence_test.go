@@ -97,3 +97,39 @@ func TestNoAuditEndpoints(t *testing.T) {
 		t.Errorf("%d audit events, want 1430", n)
 	}
 }
+
+// TestClusterPerDir: with ClusterPerDir the first directory under the argument names the cluster
+// of every table's rows (audit events, the endpoint states derived from them, snapshots,
+// conntrack); a file directly in the argument gets Cluster. The same capture in two clusters is
+// two captures: deduplication never merges clusters.
+func TestClusterPerDir(t *testing.T) {
+	root := t.TempDir()
+	copyFile(t, "../samples/flapping/audit.log", filepath.Join(root, "x", "audit.log"))
+	copyFile(t, "../samples/flapping/snapshots/endpoints-2026-11-21T05:59:13Z.json", filepath.Join(root, "x", "snapshots", "endpoints-2026-11-21T05:59:13Z.json"))
+	capture := "conntrack/testdata/real/acct_timestamp/conntrack_L.txt"
+	for _, cluster := range []string{"y", "z"} {
+		copyFile(t, capture, filepath.Join(root, cluster, "node-a", "2026-11-21T04:28:20Z", "conntrack_L.txt"))
+	}
+	copyFile(t, "testdata/audit-v1.good.log", filepath.Join(root, "loose.log"))
+
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{ClusterPerDir: true, Cluster: "given"}, root)
+	for _, c := range []struct {
+		query string
+		want  int64
+	}{
+		{"SELECT count(*) FROM audit_events WHERE cluster <> 'x' AND source_file LIKE '%/x/%'", 0},
+		{"SELECT count(*) FROM endpoint_addresses WHERE cluster <> 'x'", 0},
+		{"SELECT count(DISTINCT source) FROM endpoint_addresses WHERE cluster = 'x'", 2},
+		{"SELECT count(*) FROM audit_events WHERE source_file LIKE '%loose.log' AND cluster <> 'given'", 0},
+		{"SELECT count(DISTINCT cluster) FROM conntrack_entries", 2},
+		{"SELECT count(*) FILTER (WHERE cluster = 'y') - count(*) FILTER (WHERE cluster = 'z') FROM conntrack_entries", 0},
+	} {
+		if n := queryInt(t, db, c.query); n != c.want {
+			t.Errorf("%s: %d, want %d", c.query, n, c.want)
+		}
+	}
+	if queryInt(t, db, "SELECT count(*) FROM audit_events WHERE source_file LIKE '%loose.log'") == 0 || queryInt(t, db, "SELECT count(*) FROM conntrack_entries WHERE cluster = 'y'") == 0 {
+		t.Error("the loose audit log or the conntrack capture loaded nothing")
+	}
+}

@@ -24,7 +24,8 @@ type Options struct {
 	Log              io.Writer // one summary line per file; nil for none
 	Node             string    // node of conntrack evidence outside a <node>/<time>/ bundle
 	At               time.Time // capture time of evidence without one in its path
-	Cluster          string    // cluster of the audit events, over what their envelope says
+	Cluster          string    // cluster of the evidence (of audit events: over what their envelope says)
+	ClusterPerDir    bool      // the first directory level under a directory argument names the cluster
 	APIServer        string    // apiserver of the audit events, over what their envelope says
 }
 
@@ -85,7 +86,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 		}
 		r := FileResult{Path: f.Path, Skipped: f.Skip, Err: f.Err}
 		if f.Err == nil && f.Skip == "" {
-			r, r.Err = in.ingestFile(ctx, f.Path)
+			r, r.Err = in.ingestFile(ctx, f.Path, in.clusterOf(f))
 		}
 		if errors.Is(r.Err, errUnknownKind) && f.FromWalk {
 			r.Skipped, r.Err = skippedNotEvidence, nil
@@ -182,7 +183,7 @@ func (in *Ingester) logResult(r FileResult) {
 const DefaultMaxLineBytes = source.DefaultMaxLineBytes
 
 // ingestFile loads one file in a transaction of its own.
-func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, error) {
+func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileResult, error) {
 	start := time.Now()
 	r := FileResult{Path: path}
 	src, err := source.Open(path)
@@ -208,7 +209,7 @@ func (in *Ingester) ingestFile(ctx context.Context, path string) (FileResult, er
 		return r, fmt.Errorf("loading %s: %w", path, err)
 	}
 	defer conn.Close()
-	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(), EndOffset: -1, EndLine: -1}
+	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(cluster), EndOffset: -1, EndLine: -1}
 	if r.Skipped, err = resumePoint(ctx, f, loader.Resumable()); err != nil || r.Skipped != "" {
 		return r, err
 	}
@@ -256,10 +257,10 @@ func (in *Ingester) loaderFor(src *source.Source) (Loader, error) {
 	return loader, nil
 }
 
-func (in *Ingester) settings() load.Settings {
+func (in *Ingester) settings(cluster string) load.Settings {
 	return load.Settings{MaxLineBytes: in.opt.MaxLineBytes, KeepSecrets: in.opt.KeepSecrets,
 		NoAuditEndpoints: in.opt.NoAuditEndpoints, Node: in.opt.Node, At: in.opt.At, SpillDir: in.db.TempDir(),
-		Cluster: in.opt.Cluster, APIServer: in.opt.APIServer}
+		Cluster: cluster, APIServer: in.opt.APIServer}
 }
 
 // inTransaction runs body in a transaction on conn; it commits when body says so and returns

@@ -11,6 +11,7 @@ import (
 type Input struct {
 	Path     string
 	FromWalk bool   // found by walking a directory: skipped quietly when it is not evidence
+	Root     string // the directory named on the command line that the walk found Path under
 	Skip     string // why a walked entry is not read at all (a FIFO, device or socket)
 	Err      error  // the entry could not be read (an unreadable directory); the rest is loaded
 }
@@ -48,7 +49,7 @@ func ExpandPaths(paths []string) ([]Input, error) {
 				files = append(files, Input{Path: m})
 				continue
 			}
-			w := walker{seen: map[string]bool{}}
+			w := walker{seen: map[string]bool{}, root: m}
 			w.dir(m)
 			files = append(files, w.files...)
 		}
@@ -61,6 +62,7 @@ func ExpandPaths(paths []string) ([]Input, error) {
 type walker struct {
 	files []Input
 	seen  map[string]bool
+	root  string
 }
 
 func (w *walker) dir(path string) {
@@ -97,7 +99,7 @@ func (w *walker) dir(path string) {
 		case !mode.IsRegular():
 			w.files = append(w.files, Input{Path: name, FromWalk: true, Skip: skippedNotRegular})
 		case !ignoredFile(e.Name()):
-			w.files = append(w.files, Input{Path: name, FromWalk: true})
+			w.files = append(w.files, Input{Path: name, FromWalk: true, Root: w.root})
 		}
 	}
 }
@@ -107,4 +109,23 @@ func ignoredFile(name string) bool {
 	lower := strings.ToLower(name)
 	return strings.HasSuffix(lower, ".md") || strings.HasSuffix(lower, ".duckdb") || strings.HasSuffix(lower, ".wal") ||
 		strings.HasSuffix(lower, ".golden") || strings.HasSuffix(lower, ".sh") || strings.HasSuffix(lower, ".go")
+}
+
+// clusterOf returns the cluster of the evidence in f: with --cluster-per-dir the first
+// directory level under the directory argument it was found in
+// (samples/slow-rewind/audit.log.gz: slow-rewind); otherwise, and for files named on the command
+// line or lying directly in the directory argument, --cluster.
+func (in *Ingester) clusterOf(f Input) string {
+	if !in.opt.ClusterPerDir || f.Root == "" {
+		return in.opt.Cluster
+	}
+	rel, err := filepath.Rel(f.Root, f.Path)
+	if err != nil {
+		return in.opt.Cluster
+	}
+	dir, _, nested := strings.Cut(filepath.ToSlash(rel), "/")
+	if !nested {
+		return in.opt.Cluster
+	}
+	return dir
 }

@@ -10,7 +10,7 @@ WITH
 -- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
 -- previous state of an object is needed at the start of the window; in_win marks the writes inside it)
 writes AS (
-    SELECT a.audit_id, a.verb, a.resource, a.namespace,
+    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource, a.namespace,
            coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name') AS name,
            a.username, coalesce(a.user_agent, '') AS user_agent,
            a.stage_at AS ts, a.source_file, a.source_line,
@@ -37,29 +37,29 @@ ann_parsed AS (
     SELECT r.*,
            CASE WHEN json_valid(r.rec) THEN json_extract_string(r.rec, '$.holderIdentity') END AS holder,
            CASE WHEN json_valid(r.rec) THEN TRY_CAST(json_extract_string(r.rec, '$.leaderTransitions') AS BIGINT) END AS transitions,
-           lag(r.rec IGNORE NULLS) OVER (PARTITION BY r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id) AS prev_rec
+           lag(r.rec IGNORE NULLS) OVER (PARTITION BY r.cluster, r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id) AS prev_rec
     FROM ann_raw r
 ),
 ann_parsed_h AS (
     SELECT p.*,
-           lag(nullif(p.holder, '') IGNORE NULLS) OVER (PARTITION BY p.kind, p.namespace, p.name ORDER BY p.ts, p.audit_id) AS prev_holder
+           lag(nullif(p.holder, '') IGNORE NULLS) OVER (PARTITION BY p.cluster, p.kind, p.namespace, p.name ORDER BY p.ts, p.audit_id) AS prev_holder
     FROM ann_parsed p
 ),
 snap_ann AS (
-    SELECT l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
+    SELECT coalesce(l.cluster, '') AS cluster, l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
            l.holder, l.transitions, l.renew_time
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
-    SELECT DISTINCT kind, namespace, name FROM ann_parsed WHERE in_win AND rec IS NOT NULL
+    SELECT DISTINCT cluster, kind, namespace, name FROM ann_parsed WHERE in_win AND rec IS NOT NULL
     UNION
-    SELECT DISTINCT kind, namespace, name FROM snap_ann
+    SELECT DISTINCT cluster, kind, namespace, name FROM snap_ann
 ),
 -- the lock writers: users that changed the annotation of that object (the candidates)
 lock_writers AS (
-    SELECT DISTINCT kind, namespace, name, username
+    SELECT DISTINCT cluster, kind, namespace, name, username
     FROM ann_parsed
     WHERE in_win AND rec IS NOT NULL AND rec IS DISTINCT FROM prev_rec
 ),
@@ -75,17 +75,17 @@ lock_writes AS (
                 WHEN p.rec = p.prev_rec THEN 'write'
                 ELSE 'renew' END AS action
     FROM ann_parsed_h p
-    JOIN ann_locks k USING (kind, namespace, name)
+    JOIN ann_locks k USING (cluster, kind, namespace, name)
     WHERE p.in_win
       AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
-                                        WHERE lw.kind = p.kind AND lw.namespace = p.namespace
+                                        WHERE lw.cluster = p.cluster AND lw.kind = p.kind AND lw.namespace = p.namespace
                                           AND lw.name = p.name AND lw.username = p.username))
        OR (p.body IS NULL AND NOT list_contains(ks_usernames($endpoints_controller_usernames), p.username)))
 ),
 lock_writes_seq AS (
     SELECT w.*,
-           row_number() OVER (PARTITION BY kind, namespace, name ORDER BY ts, audit_id) AS rn,
-           row_number() OVER (PARTITION BY kind, namespace, name ORDER BY ts DESC, audit_id DESC) AS rn_desc
+           row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts, audit_id) AS rn,
+           row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts DESC, audit_id DESC) AS rn_desc
     FROM lock_writes w
 ),
 lock_writes_flag AS (
@@ -94,7 +94,7 @@ lock_writes_flag AS (
     FROM lock_writes_seq s
 ),
 audit_agg AS (
-    SELECT kind, namespace, name,
+    SELECT cluster, kind, namespace, name,
            count(*) FILTER (WHERE verb <> 'create') AS updates,
            count(*) FILTER (WHERE verb = 'create') AS creates,
            min(ts) AS first_at, max(ts) AS last_at,
@@ -107,19 +107,19 @@ audit_agg AS (
     GROUP BY ALL
 ),
 audit_holders AS (
-    SELECT kind, namespace, name, string_agg(holder, ', ' ORDER BY first_at) AS holders, count(*) AS n_holders
-    FROM (SELECT kind, namespace, name, holder, min(ts) AS first_at
+    SELECT cluster, kind, namespace, name, string_agg(holder, ', ' ORDER BY first_at) AS holders, count(*) AS n_holders
+    FROM (SELECT cluster, kind, namespace, name, holder, min(ts) AS first_at
           FROM lock_writes_flag WHERE coalesce(holder, '') <> '' GROUP BY ALL)
     GROUP BY ALL
 ),
 snap_seq AS (
     SELECT s.*,
-           lag(nullif(s.holder, '') IGNORE NULLS) OVER (PARTITION BY kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_holder,
-           lag(s.renew_time) OVER (PARTITION BY kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_renew
+           lag(nullif(s.holder, '') IGNORE NULLS) OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_holder,
+           lag(s.renew_time) OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts, source_file, source_line) AS prev_renew
     FROM snap_ann s
 ),
 snap_agg AS (
-    SELECT kind, namespace, name,
+    SELECT cluster, kind, namespace, name,
            count(DISTINCT renew_time) AS renewals,
            count(*) AS observations,
            min(ts) AS first_at, max(ts) AS last_at,
@@ -132,7 +132,7 @@ snap_agg AS (
     GROUP BY ALL
 ),
 lock_stats AS (
-    SELECT k.kind, k.namespace, k.name,
+    SELECT k.cluster, k.kind, k.namespace, k.name,
            (coalesce(a.updates, 0) > 0) AS from_audit,
            CASE WHEN coalesce(a.updates, 0) > 0 THEN a.updates ELSE coalesce(s.renewals, 0) END AS updates,
            CASE WHEN coalesce(a.updates, 0) > 0 THEN a.first_at ELSE s.first_at END AS first_at,
@@ -149,13 +149,13 @@ lock_stats AS (
            a.writers,
            coalesce(s.observations, 0) AS snapshot_observations
     FROM ann_locks k
-    LEFT JOIN audit_agg a USING (kind, namespace, name)
-    LEFT JOIN audit_holders h USING (kind, namespace, name)
-    LEFT JOIN snap_agg s USING (kind, namespace, name)
+    LEFT JOIN audit_agg a USING (cluster, kind, namespace, name)
+    LEFT JOIN audit_holders h USING (cluster, kind, namespace, name)
+    LEFT JOIN snap_agg s USING (cluster, kind, namespace, name)
 ),
 -- watch requests (one row per request) on endpoints/configmaps, with their lifetime
 watch_reqs AS (
-    SELECT a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
+    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
            coalesce(any_value(a.user_agent), '') AS user_agent,
            coalesce(any_value(a.source_ips[1]), '') AS client_ip,
            any_value(a.field_selector) AS field_selector,
@@ -165,12 +165,12 @@ watch_reqs AS (
     FROM audit_events a
     WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
       AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
-    GROUP BY a.audit_id, a.resource, a.namespace
+    GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
     HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)
 ),
 -- the locks that are reported (enough updates): only they need watchers and evidence
 reported AS (
-    SELECT kind, namespace, name, first_at, last_at,
+    SELECT cluster, kind, namespace, name, first_at, last_at,
            CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource
     FROM lock_stats
     WHERE updates >= CAST($min_updates_count AS BIGINT)
@@ -194,15 +194,15 @@ lock_keys AS (
 -- a watcher is one watching client: user + client address, so that every pod of a DaemonSet (one
 -- username and userAgent, one address each) counts; every one of them receives each lock write
 lock_watch_reqs AS (
-    SELECT k.kind, k.namespace, k.name, w.username, w.client_ip, w.user_agent, w.started_at, w.audit_id,
+    SELECT k.cluster, k.kind, k.namespace, k.name, w.username, w.client_ip, w.user_agent, w.started_at, w.audit_id,
            w.source_file, w.source_line
     FROM lock_keys k
     JOIN watch_keys w
-      ON w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
+      ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
      AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
 ),
 lock_watchers AS (
-    SELECT kind, namespace, name, username, client_ip,
+    SELECT cluster, kind, namespace, name, username, client_ip,
            min(started_at) AS started_at, arg_min(audit_id, started_at) AS audit_id,
            arg_min(source_file, started_at) AS source_file, arg_min(source_line, started_at) AS source_line,
            count(*) AS requests
@@ -210,28 +210,31 @@ lock_watchers AS (
     GROUP BY ALL
 ),
 watcher_agg AS (
-    SELECT kind, namespace, name, count(*) AS watchers
+    SELECT cluster, kind, namespace, name, count(*) AS watchers
     FROM lock_watchers GROUP BY ALL
 ),
 -- the watchers shown in evidence: at most 50 per lock (the evidence list's length), with their user agents
 shown_watchers AS (
-    SELECT s.kind, s.namespace, s.name, s.username, s.client_ip, s.started_at, s.audit_id, s.source_file,
+    SELECT s.cluster, s.kind, s.namespace, s.name, s.username, s.client_ip, s.started_at, s.audit_id, s.source_file,
            s.source_line, s.requests,
            string_agg(DISTINCT r.user_agent, ', ' ORDER BY r.user_agent) AS user_agent
     FROM (SELECT * FROM lock_watchers
-          QUALIFY row_number() OVER (PARTITION BY kind, namespace, name ORDER BY started_at, audit_id) <= 50) s
-    JOIN lock_watch_reqs r USING (kind, namespace, name, username, client_ip)
+          QUALIFY row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY started_at, audit_id) <= 50) s
+    JOIN lock_watch_reqs r USING (cluster, kind, namespace, name, username, client_ip)
     GROUP BY ALL
 ),
 svc_seen AS (
-    SELECT DISTINCT namespace, name FROM services WHERE NOT coalesce(deleted, false)
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services WHERE NOT coalesce(deleted, false)
     UNION
-    SELECT DISTINCT namespace, name FROM audit_events
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
       AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
 ),
+-- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
-    SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM audit_events WHERE resource = 'services') AS n
+    SELECT DISTINCT coalesce(cluster, '') AS cluster FROM services
+    UNION
+    SELECT DISTINCT coalesce(cluster, '') AS cluster FROM audit_events WHERE resource = 'services'
 ),
 ann_findings AS (
     SELECT l.*,
@@ -240,10 +243,10 @@ ann_findings AS (
            CASE WHEN epoch(l.last_at - l.first_at) > 0
                 THEN l.updates * 60.0 / epoch(l.last_at - l.first_at) END AS updates_per_min,
            CASE WHEN l.kind <> 'Endpoints' THEN NULL
-                WHEN (SELECT n FROM svc_knowledge) = 0 THEN NULL
-                ELSE EXISTS (SELECT 1 FROM svc_seen s WHERE s.namespace = l.namespace AND s.name = l.name) END AS has_service
+                WHEN NOT EXISTS (SELECT 1 FROM svc_knowledge k WHERE k.cluster = l.cluster) THEN NULL
+                ELSE EXISTS (SELECT 1 FROM svc_seen s WHERE s.cluster = l.cluster AND s.namespace = l.namespace AND s.name = l.name) END AS has_service
     FROM lock_stats l
-    LEFT JOIN watcher_agg wa USING (kind, namespace, name)
+    LEFT JOIN watcher_agg wa USING (cluster, kind, namespace, name)
     WHERE l.updates >= CAST($min_updates_count AS BIGINT)
 ),
 ann_scored AS (
@@ -256,17 +259,17 @@ ann_scored AS (
 -- there are in all
 ann_evidence_rows AS (
     -- lock writes: the first 5, every acquisition, holder change and release, and the last one
-    SELECT kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
+    SELECT cluster, kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
            struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
                        audit_id := audit_id, verb := verb, file := source_file, line := source_line,
                        user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
                        holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
     FROM lock_writes_flag
-    JOIN reported USING (kind, namespace, name)
+    JOIN reported USING (cluster, kind, namespace, name)
     WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
     UNION ALL
     -- the distinct watchers, with their first watch request in the window
-    SELECT kind, namespace, name, 2, started_at, audit_id,
+    SELECT cluster, kind, namespace, name, 2, started_at, audit_id,
            struct_pack(type := 'watcher', action := 'watch', "at" := ks_time_us(started_at),
                        audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
                        user_name := username, user_agent := user_agent, client_ip := client_ip,
@@ -274,31 +277,31 @@ ann_evidence_rows AS (
     FROM shown_watchers
     UNION ALL
     -- snapshot-only locks: the observations where the holder changed
-    SELECT s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
+    SELECT s.cluster, s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
            struct_pack(type := 'snapshot', action := 'holder', "at" := ks_time_us(s.ts),
                        audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
                        user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
                        holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
     FROM snap_seq s
-    JOIN lock_stats l USING (kind, namespace, name)
+    JOIN lock_stats l USING (cluster, kind, namespace, name)
     WHERE NOT l.from_audit AND l.updates >= CAST($min_updates_count AS BIGINT)
       AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
 ),
 ann_evidence AS (
-    SELECT e.kind, e.namespace, e.name,
+    SELECT e.cluster, e.kind, e.namespace, e.name,
            list(e.ev ORDER BY e.grp, e.ts, e.ord) AS items,
            any_value(coalesce(n.n_rows, 0)) + coalesce(any_value(wa.watchers), 0) AS n_items
     FROM (SELECT * FROM ann_evidence_rows
-          QUALIFY row_number() OVER (PARTITION BY kind, namespace, name ORDER BY grp, ts, ord) <= 50) e
-    LEFT JOIN (SELECT kind, namespace, name, count(*) AS n_rows FROM ann_evidence_rows WHERE grp <> 2 GROUP BY ALL) n
-      USING (kind, namespace, name)
-    LEFT JOIN watcher_agg wa USING (kind, namespace, name)
+          QUALIFY row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY grp, ts, ord) <= 50) e
+    LEFT JOIN (SELECT cluster, kind, namespace, name, count(*) AS n_rows FROM ann_evidence_rows WHERE grp <> 2 GROUP BY ALL) n
+      USING (cluster, kind, namespace, name)
+    LEFT JOIN watcher_agg wa USING (cluster, kind, namespace, name)
     GROUP BY ALL
 ),
 ann_out AS (
     SELECT 'election-lock-churn' AS rule,
            CASE WHEN f.fanout_per_min >= CAST($critical_fanout_per_min AS DOUBLE) THEN 'critical' ELSE 'warning' END AS severity,
-           f.namespace, f.name,
+           f.cluster, f.namespace, f.name,
            CASE WHEN f.writers IS NULL
                 THEN 'holder' || CASE WHEN f.n_holders > 1 THEN 's ' ELSE ' ' END || f.holders
                 ELSE f.writers || CASE WHEN f.holders <> '' THEN ' (holder' || CASE WHEN f.n_holders > 1 THEN 's ' ELSE ' ' END || f.holders || ')' ELSE '' END
@@ -318,11 +321,11 @@ ann_out AS (
                        evidence_items := CAST(coalesce(e.n_items, 0) AS BIGINT)) AS facts,
            to_json(e.items) AS evidence
     FROM ann_scored f
-    LEFT JOIN ann_evidence e USING (kind, namespace, name)
+    LEFT JOIN ann_evidence e USING (cluster, kind, namespace, name)
 ),
 -- ---------------------------------------------------------------- Lease holder churn (info)
 lease_obs AS (
-    SELECT 'audit' AS src, w.namespace, w.name, w.body->'metadata'->>'uid' AS uid,
+    SELECT 'audit' AS src, w.cluster, w.namespace, w.name, w.body->'metadata'->>'uid' AS uid,
            w.ts, w.in_win, w.audit_id, w.source_file, w.source_line, w.username,
            w.body->'spec'->>'holderIdentity' AS holder,
            TRY_CAST(w.body->'spec'->>'leaseTransitions' AS BIGINT) AS transitions
@@ -330,18 +333,18 @@ lease_obs AS (
     WHERE w.resource = 'leases' AND w.body IS NOT NULL
       AND json_extract_string(w.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NULL
     UNION ALL
-    SELECT 'snapshot', l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
+    SELECT 'snapshot', coalesce(l.cluster, ''), l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
-      AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.resource = 'leases' AND w.body IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.body IS NOT NULL
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),
 -- node heartbeats (kube-node-lease) and kube-apiserver identity leases are not elections; a re-created Lease (new uid)
 -- starts a new sequence
 lease_seq AS (
     SELECT o.*,
-           lag(nullif(o.holder, '') IGNORE NULLS) OVER (PARTITION BY namespace, name, uid ORDER BY ts, source_file, source_line) AS prev_holder
+           lag(nullif(o.holder, '') IGNORE NULLS) OVER (PARTITION BY cluster, namespace, name, uid ORDER BY ts, source_file, source_line) AS prev_holder
     FROM lease_obs o
     WHERE o.namespace <> 'kube-node-lease'
       AND NOT (o.namespace = 'kube-system' AND o.name LIKE 'apiserver-%')
@@ -352,12 +355,12 @@ lease_changes AS (
 ),
 lease_changes_win AS (
     SELECT c.*,
-           count(*) OVER (PARTITION BY namespace, name ORDER BY ts
+           count(*) OVER (PARTITION BY cluster, namespace, name ORDER BY ts
                           RANGE BETWEEN to_microseconds(CAST(CAST($lease_window_minutes AS DOUBLE) * 60000000 AS BIGINT)) PRECEDING AND CURRENT ROW) AS in_window
     FROM lease_changes c
 ),
 lease_agg AS (
-    SELECT namespace, name,
+    SELECT cluster, namespace, name,
            count(*) AS changes, max(in_window) AS max_in_window,
            min(ts) AS first_at, max(ts) AS last_at,
            array_to_string(list_sort(list_distinct(flatten(list([prev_holder, holder])))), ', ') AS holders,
@@ -371,7 +374,7 @@ lease_agg AS (
     HAVING max(in_window) > CAST($lease_max_holder_changes_count AS BIGINT)
 ),
 lease_out AS (
-    SELECT 'election-lock-churn' AS rule, 'info' AS severity, namespace, name,
+    SELECT 'election-lock-churn' AS rule, 'info' AS severity, cluster, namespace, name,
            coalesce(writers || ' ', '') || '(holders ' || holders || ')' AS subject,
            first_at AS first_seen, last_at AS last_seen, CAST(changes AS BIGINT) AS count,
            struct_pack(kind := 'Lease', no_service := false, on_service := false, from_audit := NULL::BOOLEAN,
@@ -383,6 +386,6 @@ lease_out AS (
            to_json(items[1:50]) AS evidence
     FROM lease_agg
 )
-SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, facts, evidence
+SELECT rule, severity, cluster, namespace, name, subject, first_seen, last_seen, count, facts, evidence
 FROM (SELECT * FROM ann_out UNION ALL SELECT * FROM lease_out)
-ORDER BY first_seen, namespace, name, subject
+ORDER BY first_seen, cluster, namespace, name, subject

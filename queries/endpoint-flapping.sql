@@ -8,7 +8,7 @@
 -- (its addresses are not observed), not "address absent".
 -- Fires when an address makes >= min_transitions_count transitions within window_minutes, or shows
 -- remove -> add -> remove -> add (leaving and re-entering the ready set twice) within pattern_window_minutes.
--- Addresses of one Service whose flapping periods overlap form one batch = one finding.
+-- Addresses of one Service whose flapping periods overlap form one batch = one finding. Clusters never mix.
 -- The window bounds are bound into the WHERE (not a cross-joined CTE); joins match on equalities only, so that
 -- they hash instead of looping.
 WITH
@@ -18,18 +18,18 @@ states AS (
 ),
 states_ord AS (
     SELECT s.*,
-           row_number() OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pt) AS pos
+           row_number() OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pt) AS pos
     FROM states s
 ),
 -- drop the leading absence (before the address first appears)
 states_seen AS (
     SELECT s.* FROM (
-        SELECT s.*, min(pos) FILTER (WHERE state <> 'absent') OVER (PARTITION BY stream, kind, namespace, obj, ip) AS first_pos
+        SELECT s.*, min(pos) FILTER (WHERE state <> 'absent') OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip) AS first_pos
         FROM states_ord s) s
     WHERE pos >= first_pos
 ),
 states_lag AS (
-    SELECT s.*, lag(state) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pos) AS prev_state
+    SELECT s.*, lag(state) OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pos) AS prev_state
     FROM states_seen s
 ),
 changes AS (
@@ -40,47 +40,47 @@ changes AS (
 ),
 changes_win AS (
     SELECT c.*,
-           count(*) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY ts
+           count(*) OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY ts
                           RANGE BETWEEN to_microseconds(CAST(CAST($window_minutes AS DOUBLE) * 60000000 AS BIGINT)) PRECEDING
                                     AND CURRENT ROW) AS in_window
     FROM changes c
 ),
 -- remove -> add -> remove -> add: a remove whose third following ready-boundary crossing comes within M minutes
 crossings AS (
-    SELECT stream, kind, namespace, obj, ip, ts, crossing,
-           lead(ts, 3) OVER (PARTITION BY stream, kind, namespace, obj, ip ORDER BY pos) AS ts_plus3
+    SELECT cluster, stream, kind, namespace, obj, ip, ts, crossing,
+           lead(ts, 3) OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pos) AS ts_plus3
     FROM changes
     WHERE crossing IS NOT NULL
 ),
 pattern AS (
-    SELECT stream, kind, namespace, obj, ip, min(ts) AS pattern_at
+    SELECT cluster, stream, kind, namespace, obj, ip, min(ts) AS pattern_at
     FROM crossings
     WHERE crossing = 'remove' AND ts_plus3 IS NOT NULL
       AND ts_plus3 - ts <= to_microseconds(CAST(CAST($pattern_window_minutes AS DOUBLE) * 60000000 AS BIGINT))
     GROUP BY ALL
 ),
 per_key AS (
-    SELECT c.stream, c.kind, c.namespace, any_value(c.svc) AS svc, c.obj, c.ip,
+    SELECT c.cluster, c.stream, c.kind, c.namespace, any_value(c.svc) AS svc, c.obj, c.ip,
            count(*) AS transitions, max(c.in_window) AS max_in_window,
            count(*) FILTER (WHERE c.crossing = 'remove') AS removes,
            count(*) FILTER (WHERE c.crossing = 'add') AS adds,
            min(c.ts) AS first_ts, max(c.ts) AS last_ts
     FROM changes_win c
-    GROUP BY c.stream, c.kind, c.namespace, c.obj, c.ip
+    GROUP BY c.cluster, c.stream, c.kind, c.namespace, c.obj, c.ip
 ),
 -- one stream/kind/object per (Service, address): the most transitions; audit, then Endpoints, on ties
 best AS (
     SELECT k.*, p.pattern_at,
-           row_number() OVER (PARTITION BY k.namespace, k.svc, k.ip
+           row_number() OVER (PARTITION BY k.cluster, k.namespace, k.svc, k.ip
                               ORDER BY k.transitions DESC, (k.stream = 'audit') DESC, (k.stream = 'snapshots') DESC,
                                        (k.kind = 'Endpoints') DESC, k.stream, k.obj) AS pick
     FROM per_key k
-    LEFT JOIN pattern p USING (stream, kind, namespace, obj, ip)
+    LEFT JOIN pattern p USING (cluster, stream, kind, namespace, obj, ip)
 ),
 flappers AS (
     SELECT b.*,
            (SELECT any_value(s.pod) FROM states s
-             WHERE s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj
+             WHERE s.cluster = b.cluster AND s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj
                AND s.ip = b.ip AND s.pod IS NOT NULL) AS pod
     FROM best b
     WHERE b.pick = 1
@@ -90,30 +90,30 @@ flappers AS (
 batched AS (
     SELECT f.*,
            sum(CASE WHEN f.prev_last IS NULL OR f.first_ts > f.prev_last THEN 1 ELSE 0 END)
-               OVER (PARTITION BY f.namespace, f.svc ORDER BY f.first_ts, f.ip ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS batch
+               OVER (PARTITION BY f.cluster, f.namespace, f.svc ORDER BY f.first_ts, f.ip ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS batch
     FROM (
-        SELECT f.*, max(f.last_ts) OVER (PARTITION BY f.namespace, f.svc ORDER BY f.first_ts, f.ip
+        SELECT f.*, max(f.last_ts) OVER (PARTITION BY f.cluster, f.namespace, f.svc ORDER BY f.first_ts, f.ip
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
         FROM flappers f) f
 ),
 -- addresses of the Service known to the streams used (for the share of the Service that flapped)
 svc_addresses AS (
-    SELECT namespace, svc, count(DISTINCT ip) AS addresses
+    SELECT cluster, namespace, svc, count(DISTINCT ip) AS addresses
     FROM states
     GROUP BY ALL
 ),
 -- per-address evidence: the sequence of states (merged) of the chosen stream
 seq_items AS (
-    SELECT b.namespace, b.svc, b.batch, b.ip,
+    SELECT b.cluster, b.namespace, b.svc, b.batch, b.ip,
            list(struct_pack("at" := ks_time_ms(s.ts), state := s.state,
                             file := s.source_file, line := s.source_line) ORDER BY s.pos) AS seq
     FROM batched b
-    JOIN states_lag s ON s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj AND s.ip = b.ip
+    JOIN states_lag s ON s.cluster = b.cluster AND s.stream = b.stream AND s.kind = b.kind AND s.namespace = b.namespace AND s.obj = b.obj AND s.ip = b.ip
     WHERE s.prev_state IS NULL OR s.state <> s.prev_state
     GROUP BY ALL
 ),
 batch_agg AS (
-    SELECT b.namespace, b.svc, b.batch,
+    SELECT b.cluster, b.namespace, b.svc, b.batch,
            count(*) AS n_addr,
            sum(b.transitions) AS transitions_total,
            min(b.transitions) AS min_tr, max(b.transitions) AS max_tr,
@@ -131,12 +131,13 @@ batch_agg AS (
                             sequence := si.seq[1:40], sequence_length := len(si.seq))
                 ORDER BY b.ip) AS items
     FROM batched b
-    LEFT JOIN seq_items si USING (namespace, svc, batch, ip)
-    GROUP BY b.namespace, b.svc, b.batch
+    LEFT JOIN seq_items si USING (cluster, namespace, svc, batch, ip)
+    GROUP BY b.cluster, b.namespace, b.svc, b.batch
 )
 SELECT 'endpoint-flapping' AS rule,
        CASE WHEN sa.addresses > 0 AND 100.0 * a.n_addr / sa.addresses >= CAST($critical_share_percent AS DOUBLE)
             THEN 'critical' ELSE 'warning' END AS severity,
+       a.cluster,
        a.namespace,
        a.svc AS name,
        a.ips || coalesce(' (' || a.pods || ')', '') AS subject,
@@ -150,5 +151,5 @@ SELECT 'endpoint-flapping' AS rule,
                    sequences_truncated := list_bool_or([x.sequence_length > 40 FOR x IN a.items])) AS facts,
        to_json(a.items[1:50]) AS evidence
 FROM batch_agg a
-LEFT JOIN svc_addresses sa ON sa.namespace = a.namespace AND sa.svc = a.svc
-ORDER BY first_seen, namespace, name, subject
+LEFT JOIN svc_addresses sa ON sa.cluster = a.cluster AND sa.namespace = a.namespace AND sa.svc = a.svc
+ORDER BY first_seen, cluster, namespace, name, subject

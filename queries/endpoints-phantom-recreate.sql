@@ -17,18 +17,19 @@
 -- One finding per object and deleting client (username + userAgent); count = cycles; critical from
 -- critical_cycles_count cycles.
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans
--- themselves; joins match on equalities only (kind included), so that they hash instead of looping.
+-- themselves; joins match on equalities only (kind included), so that they hash instead of looping. Every join and
+-- partition includes the cluster: two clusters' objects of the same name never meet.
 WITH
 -- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
 slice_service AS (
-    SELECT kind, namespace, name, min(service) AS service
+    SELECT coalesce(cluster, '') AS cluster, kind, namespace, name, min(service) AS service
     FROM endpoint_addresses
     WHERE kind = 'EndpointSlice' AND coalesce(service, '') <> ''
     GROUP BY ALL
 ),
 -- successful deletes and creates of Endpoints and EndpointSlices, one row per request
 ep_writes AS (
-    SELECT a.audit_id, a.verb,
+    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb,
            CASE WHEN a.resource = 'endpoints' THEN 'Endpoints' ELSE 'EndpointSlice' END AS kind,
            a.namespace,
            coalesce(a.name, a.response_object->'metadata'->>'name', a.response_object->'details'->>'name') AS obj_name,
@@ -51,7 +52,7 @@ ep_writes AS (
 ),
 -- addresses ever observed in each EndpointSlice (snapshots, watch streams, audit bodies)
 slice_addrs AS (
-    SELECT kind, namespace, name, list(DISTINCT ip) AS addrs
+    SELECT coalesce(cluster, '') AS cluster, kind, namespace, name, list(DISTINCT ip) AS addrs
     FROM endpoint_addresses
     WHERE kind = 'EndpointSlice' AND ip IS NOT NULL
     GROUP BY ALL
@@ -61,8 +62,8 @@ ep_keyed AS (
            CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service,
            CASE WHEN len(w.body_addrs) > 0 THEN w.body_addrs ELSE sa.addrs END AS addrs
     FROM ep_writes w
-    LEFT JOIN slice_service s ON s.kind = w.kind AND s.namespace = w.namespace AND s.name = w.obj_name
-    LEFT JOIN slice_addrs sa ON sa.kind = w.kind AND sa.namespace = w.namespace AND sa.name = w.obj_name
+    LEFT JOIN slice_service s ON s.cluster = w.cluster AND s.kind = w.kind AND s.namespace = w.namespace AND s.name = w.obj_name
+    LEFT JOIN slice_addrs sa ON sa.cluster = w.cluster AND sa.kind = w.kind AND sa.namespace = w.namespace AND sa.name = w.obj_name
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
@@ -71,7 +72,7 @@ create_of AS (
     SELECT c.audit_id AS create_id, arg_max(d.audit_id, d.received_at) AS delete_id
     FROM creates c
     JOIN dels d
-      ON d.kind = c.kind AND d.namespace = c.namespace AND d.service = c.service
+      ON d.cluster = c.cluster AND d.kind = c.kind AND d.namespace = c.namespace AND d.service = c.service
      AND d.received_at <= c.stage_at
      -- an Endpoints is recreated under its name; a slice gets a new generated name, so the
      -- recreated slice must hold some of the deleted one's addresses (a Service's other slices,
@@ -92,7 +93,7 @@ cycles_raw AS (
 ),
 -- what is known about each Service over time
 svc_events AS (
-    SELECT a.namespace, a.name,
+    SELECT coalesce(a.cluster, '') AS cluster, a.namespace, a.name,
            CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
            CASE a.verb WHEN 'delete' THEN 'delete' WHEN 'create' THEN 'create' ELSE 'seen' END AS what,
            coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS uid,
@@ -104,19 +105,19 @@ svc_events AS (
       AND a.verb IN ('create', 'delete', 'get', 'update', 'patch')
       AND a.namespace IS NOT NULL AND a.name IS NOT NULL
     UNION ALL
-    SELECT s.namespace, s.name, s.captured_at,
+    SELECT coalesce(s.cluster, ''), s.namespace, s.name, s.captured_at,
            CASE WHEN coalesce(s.deleted, false) THEN 'delete' ELSE 'seen' END,
            s.uid, s.source || ' ' || s.source_file
     FROM services s
     WHERE s.captured_at IS NOT NULL
     UNION ALL
-    SELECT DISTINCT s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
+    SELECT DISTINCT coalesce(s.cluster, ''), s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
            'creationTimestamp ' || ks_time_s(s.creation_timestamp)
     FROM services s
     WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
 ),
 cycles AS (
-    SELECT d.kind, d.namespace, d.service,
+    SELECT d.cluster, d.kind, d.namespace, d.service,
            d.audit_id AS delete_id, d.obj_name AS deleted_name, d.obj_uid AS deleted_uid,
            d.username AS deleter, d.user_agent AS deleter_agent,
            d.received_at AS delete_received, d.stage_at AS delete_at, d.code AS delete_code,
@@ -127,18 +128,18 @@ cycles AS (
            c.source_file AS create_file, c.source_line AS create_line,
            epoch_ms(c.stage_at) - epoch_ms(d.stage_at) AS recreate_ms,
            (SELECT arg_max(e.what, e.at) FROM svc_events e
-             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_what,
+             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_what,
            (SELECT arg_max(e.uid, e.at) FROM svc_events e
-             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_uid,
+             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_uid,
            (SELECT arg_max(e.source, e.at) FROM svc_events e
-             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_source,
+             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_source,
            EXISTS (SELECT 1 FROM svc_events e
-                    WHERE e.namespace = d.namespace AND e.name = d.service
+                    WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service
                       AND e.what IN ('delete', 'create')
                       AND e.at > d.received_at AND e.at <= c.stage_at) AS svc_changed,
            -- uid of the Service seen after the recreate (the same one when it existed throughout)
            (SELECT arg_min(e.uid, e.at) FROM svc_events e
-             WHERE e.namespace = d.namespace AND e.name = d.service AND e.at > c.stage_at AND e.uid IS NOT NULL) AS svc_next_uid
+             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at > c.stage_at AND e.uid IS NOT NULL) AS svc_next_uid
     FROM cycles_raw r
     JOIN dels d ON d.audit_id = r.delete_id
     JOIN creates c ON c.audit_id = r.create_id
@@ -163,11 +164,11 @@ phantoms AS (
 ),
 numbered AS (
     SELECT p.*,
-           row_number() OVER (PARTITION BY kind, namespace, service, deleter, deleter_agent ORDER BY delete_at, delete_id) AS cycle
+           row_number() OVER (PARTITION BY cluster, kind, namespace, service, deleter, deleter_agent ORDER BY delete_at, delete_id) AS cycle
     FROM phantoms p
 ),
 ev_items AS (
-    SELECT kind, namespace, service, deleter, deleter_agent, delete_at AS ts, 1 AS ord, delete_id AS id,
+    SELECT cluster, kind, namespace, service, deleter, deleter_agent, delete_at AS ts, 1 AS ord, delete_id AS id,
            struct_pack(cycle := cycle,
                        "at" := ks_time_us(delete_at),
                        audit_id := delete_id, file := delete_file, line := delete_line,
@@ -178,7 +179,7 @@ ev_items AS (
                        service_uid := service_uid, service_evidence := service_evidence) AS item
     FROM numbered
     UNION ALL
-    SELECT kind, namespace, service, deleter, deleter_agent, create_at, 2, create_id,
+    SELECT cluster, kind, namespace, service, deleter, deleter_agent, create_at, 2, create_id,
            struct_pack(cycle := cycle,
                        "at" := ks_time_us(create_at),
                        audit_id := create_id, file := create_file, line := create_line,
@@ -190,13 +191,13 @@ ev_items AS (
     FROM numbered
 ),
 ev AS (
-    SELECT kind, namespace, service, deleter, deleter_agent,
+    SELECT cluster, kind, namespace, service, deleter, deleter_agent,
            list(item ORDER BY ts, ord, id) AS items
     FROM ev_items
     GROUP BY ALL
 ),
 findings AS (
-    SELECT n.kind, n.namespace, n.service, n.deleter, n.deleter_agent,
+    SELECT n.cluster, n.kind, n.namespace, n.service, n.deleter, n.deleter_agent,
            count(*) AS cycles,
            min(n.delete_at) AS first_at, max(n.create_at) AS last_at,
            max(n.delete_at) AS last_delete_at,
@@ -213,7 +214,7 @@ findings AS (
 -- just after is the same object (same uid, not deleted, no Service delete/create known in between), and no audit
 -- delete/create of those Endpoints around that time (the audit path above reports those).
 snap_obs AS (
-    SELECT DISTINCT e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
+    SELECT DISTINCT coalesce(e.cluster, '') AS cluster, e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
     FROM endpoint_addresses e
     WHERE e.source = 'snapshot' AND e.kind = 'Endpoints' AND e.uid IS NOT NULL
       AND NOT coalesce(e.deleted, false)
@@ -225,23 +226,23 @@ snap_seq AS (
            lag(o.captured_at) OVER w AS prev_at,
            lag(o.source_file) OVER w AS prev_file
     FROM snap_obs o
-    WINDOW w AS (PARTITION BY o.namespace, o.name ORDER BY o.captured_at, o.source_file, o.object_seq)
+    WINDOW w AS (PARTITION BY o.cluster, o.namespace, o.name ORDER BY o.captured_at, o.source_file, o.object_seq)
 ),
 snap_changes AS (
     SELECT c.*,
            (SELECT arg_max(e.uid, e.at) FROM svc_events e
-             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_uid,
+             WHERE e.cluster = c.cluster AND e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_uid,
            (SELECT arg_max(e.what, e.at) FROM svc_events e
-             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_what,
+             WHERE e.cluster = c.cluster AND e.namespace = c.namespace AND e.name = c.name AND e.at <= c.prev_at AND e.what <> 'created') AS svc_before_what,
            (SELECT arg_min(e.uid, e.at) FROM svc_events e
-             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_uid,
+             WHERE e.cluster = c.cluster AND e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_uid,
            (SELECT arg_min(e.what, e.at) FROM svc_events e
-             WHERE e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_what,
+             WHERE e.cluster = c.cluster AND e.namespace = c.namespace AND e.name = c.name AND e.at >= c.captured_at AND e.what <> 'created') AS svc_after_what,
            EXISTS (SELECT 1 FROM svc_events e
-                    WHERE e.namespace = c.namespace AND e.name = c.name AND e.what IN ('delete', 'create')
+                    WHERE e.cluster = c.cluster AND e.namespace = c.namespace AND e.name = c.name AND e.what IN ('delete', 'create')
                       AND e.at > c.prev_at AND e.at < c.captured_at) AS svc_changed,
            EXISTS (SELECT 1 FROM ep_keyed w
-                    WHERE w.kind = 'Endpoints' AND w.namespace = c.namespace AND w.obj_name = c.name
+                    WHERE w.cluster = c.cluster AND w.kind = 'Endpoints' AND w.namespace = c.namespace AND w.obj_name = c.name
                       AND w.stage_at >= c.prev_at - INTERVAL 2 SECOND AND w.stage_at <= c.captured_at + INTERVAL 2 SECOND) AS in_audit
     FROM snap_seq c
     WHERE c.prev_uid IS NOT NULL AND c.uid <> c.prev_uid
@@ -253,7 +254,7 @@ snap_phantoms AS (
       AND svc_before_uid IS NOT NULL AND svc_before_uid = svc_after_uid
 ),
 snap_findings AS (
-    SELECT namespace, name,
+    SELECT cluster, namespace, name,
            count(*) AS cycles, min(prev_at) AS first_at, max(captured_at) AS last_at,
            arg_max(svc_after_uid, captured_at) AS service_uid,
            list(struct_pack(cycle := NULL::BIGINT,
@@ -267,10 +268,11 @@ snap_findings AS (
     GROUP BY ALL
     HAVING count(*) >= CAST($min_cycles_count AS BIGINT)
 )
-SELECT rule, severity, namespace, name, subject, first_seen, last_seen, count, facts, evidence
+SELECT rule, severity, cluster, namespace, name, subject, first_seen, last_seen, count, facts, evidence
 FROM (
 SELECT 'endpoints-phantom-recreate' AS rule,
        CASE WHEN f.cycles >= CAST($critical_cycles_count AS BIGINT) THEN 'critical' ELSE 'warning' END AS severity,
+       f.cluster,
        f.namespace,
        f.service AS name,
        trim(f.deleter || ' ' || f.deleter_agent) AS subject,
@@ -282,10 +284,11 @@ SELECT 'endpoints-phantom-recreate' AS rule,
                    service_uid := f.service_uid, service_seen := f.service_seen) AS facts,
        to_json(e.items) AS evidence
 FROM findings f
-JOIN ev e USING (kind, namespace, service, deleter, deleter_agent)
+JOIN ev e USING (cluster, kind, namespace, service, deleter, deleter_agent)
 UNION ALL
 SELECT 'endpoints-phantom-recreate' AS rule,
        CASE WHEN f.cycles >= CAST($critical_cycles_count AS BIGINT) THEN 'critical' ELSE 'warning' END AS severity,
+       f.cluster,
        f.namespace, f.name,
        'unknown client (no audit record of the deletes)' AS subject,
        f.first_at AS first_seen, f.last_at AS last_seen,
@@ -296,4 +299,4 @@ SELECT 'endpoints-phantom-recreate' AS rule,
        to_json(f.items) AS evidence
     FROM snap_findings f
 )
-ORDER BY first_seen, namespace, name, subject
+ORDER BY first_seen, cluster, namespace, name, subject

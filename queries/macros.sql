@@ -16,7 +16,8 @@ CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, 
 -- ks_endpoint_observations(): the addresses of every observation of an Endpoints or EndpointSlice
 -- (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it was seen:
 -- 'audit', 'watch FILE' (a snapshot file holding several observations of one object: kubectl get -w,
--- is_watch) or 'snapshots' (plain snapshots, ordered by capture time). Streams are never mixed.
+-- is_watch) or 'snapshots' (plain snapshots, ordered by capture time). Streams are never mixed, and
+-- neither are clusters (cluster: "" when unknown).
 -- Shared by endpoint-flapping and the timeline.
 CREATE OR REPLACE TEMP MACRO ks_endpoint_observations() AS TABLE
 WITH watch_files AS (
@@ -26,7 +27,7 @@ WITH watch_files AS (
     GROUP BY source, source_file, kind, namespace, name
     HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
 )
-SELECT e.*,
+SELECT e.* REPLACE (coalesce(e.cluster, '') AS cluster),
        coalesce(e.service, e.name) AS svc,
        CASE WHEN e.source = 'audit' THEN 'audit'
             WHEN wf.source_file IS NOT NULL THEN 'watch ' || e.source_file
@@ -36,7 +37,7 @@ FROM endpoint_addresses e
 -- equalities only, so that it hashes instead of looping
 LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_file;
 
--- ks_address_states(since, until): per stream, Service and address, its state at each observation
+-- ks_address_states(since, until): per cluster, stream, Service and address, its state at each observation
 -- point of the Service within the window: ready / terminating / notReady / absent, the Service's
 -- combined state (the latest observation of each of its Endpoints and EndpointSlices taken together),
 -- with the point's time (ts), order (pt) and evidence (source_file, seq, source_line). A plain
@@ -49,7 +50,7 @@ r0 AS (
 ),
 -- one row per observation of an object
 obs0 AS (
-    SELECT stream, is_watch, kind, namespace, svc, name AS obj, source_file,
+    SELECT cluster, stream, is_watch, kind, namespace, svc, name AS obj, source_file,
            coalesce(object_seq, 0) AS seq, source_line,
            any_value(captured_at) AS captured_at, any_value(change_time) AS change_time, bool_or(deleted) AS deleted
     FROM r0
@@ -61,7 +62,7 @@ obs1 AS (
            CASE WHEN o.is_watch THEN NULL ELSE o.captured_at END AS ord_t,
            CASE WHEN o.is_watch
                 THEN max(coalesce(o.change_time, o.captured_at)) OVER (
-                         PARTITION BY o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
+                         PARTITION BY o.cluster, o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
                 ELSE o.captured_at END AS ts
     FROM obs0 o
@@ -70,7 +71,7 @@ obs AS (
     SELECT o.*,
            -- an observation point of the Service: one capture (all objects of a plain snapshot file at
            -- once), or one write / one watch event (audit, watch files)
-           dense_rank() OVER (PARTITION BY o.stream, o.namespace, o.svc
+           dense_rank() OVER (PARTITION BY o.cluster, o.stream, o.namespace, o.svc
                               ORDER BY o.ord_t NULLS FIRST, o.source_file,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.seq END,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.source_line END) AS pt
@@ -78,7 +79,7 @@ obs AS (
     WHERE o.ts >= ks_window_start(since) AND o.ts <= ks_window_end(until)
 ),
 points AS (
-    SELECT stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
+    SELECT cluster, stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
            min(source_file) AS source_file, min(seq) AS seq, min(source_line) AS source_line
     FROM obs
     GROUP BY ALL
@@ -87,46 +88,46 @@ points AS (
 -- EndpointSlices): the Service's combined state, so that an address moving between slices
 -- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal
 latest AS (
-    SELECT p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.source_file, o.seq, o.source_line, o.deleted
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.source_file, o.seq, o.source_line, o.deleted
     FROM points p
-    JOIN obs o ON o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc AND o.pt <= p.pt
-    QUALIFY row_number() OVER (PARTITION BY p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
+    JOIN obs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc AND o.pt <= p.pt
+    QUALIFY row_number() OVER (PARTITION BY p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
                                ORDER BY o.pt DESC, o.seq DESC, o.source_line DESC) = 1
 ),
 -- addresses ever seen in each stream/Service (in the window)
 universe AS (
-    SELECT DISTINCT r.stream, r.namespace, r.svc, r.ip
+    SELECT DISTINCT r.cluster, r.stream, r.namespace, r.svc, r.ip
     FROM r0 r
-    JOIN obs o ON o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
+    JOIN obs o ON o.cluster = r.cluster AND o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
               AND o.source_file = r.source_file AND o.seq = coalesce(r.object_seq, 0) AND o.source_line = r.source_line
     WHERE r.ip IS NOT NULL
 ),
 -- the combined state of each address at each point: ready in any object; else serving while
 -- terminating (a pod shutting down gracefully); else present but not ready
 present AS (
-    SELECT l.stream, l.namespace, l.svc, l.pt, r.ip,
+    SELECT l.cluster, l.stream, l.namespace, l.svc, l.pt, r.ip,
            bool_or(r.ready) AS ready,
            bool_or(coalesce(r.serving, false) AND coalesce(r.terminating, false)) AS terminating,
            any_value(r.pod) AS pod
     FROM latest l
-    JOIN r0 r ON r.stream = l.stream AND r.kind = l.kind AND r.namespace = l.namespace AND r.name = l.obj
+    JOIN r0 r ON r.cluster = l.cluster AND r.stream = l.stream AND r.kind = l.kind AND r.namespace = l.namespace AND r.name = l.obj
              AND r.source_file = l.source_file AND coalesce(r.object_seq, 0) = l.seq AND r.source_line = l.source_line
     WHERE NOT l.deleted AND r.ip IS NOT NULL
     GROUP BY ALL
 ),
 stream_kinds AS (
-    SELECT stream, namespace, svc, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
+    SELECT cluster, stream, namespace, svc, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
     FROM obs
     GROUP BY ALL
 )
-SELECT u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
+SELECT u.cluster, u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
        x.pod,
        CASE WHEN x.ip IS NULL THEN 'absent' WHEN x.ready THEN 'ready' WHEN x.terminating THEN 'terminating'
             ELSE 'notReady' END AS state
 FROM universe u
-JOIN points p ON p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
-JOIN stream_kinds k ON k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
-LEFT JOIN present x ON x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip;
+JOIN points p ON p.cluster = u.cluster AND p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
+JOIN stream_kinds k ON k.cluster = u.cluster AND k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
+LEFT JOIN present x ON x.cluster = p.cluster AND x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip;
 
 -- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
 CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);

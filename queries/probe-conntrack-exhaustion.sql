@@ -4,7 +4,8 @@
 -- node about its worst snapshot, with the growth rate, the projected time to full, the top TIME_WAIT destinations
 -- mapped to pods/Services, and (when pod specs are known) the probe connection rate that explains the steady state.
 -- The window bounds are bound into the WHERE of what they filter (not a cross-joined CTE), so that they are
--- constants DuckDB can push down; rows without a capture time count only when no window is set.
+-- constants DuckDB can push down; rows without a capture time count only when no window is set. A node is a node of
+-- one cluster (cluster + node everywhere): two clusters' nodes of the same name never mix.
 WITH
 -- ---------------------------------------------------------------- per-capture facts
 -- a bare number is read as conntrack -C (the count); in a copy of /proc/sys/net/netfilter/nf_conntrack_max
@@ -15,7 +16,7 @@ limits AS (
     FROM conntrack_limits l
 ),
 lim AS (
-    SELECT coalesce(l.node, '') AS node, l.captured_at AS ts,
+    SELECT coalesce(l.cluster, '') AS cluster, coalesce(l.node, '') AS node, l.captured_at AS ts,
            coalesce(max(l.nf_conntrack_max), max(l.nf_conntrack_count) FILTER (WHERE l.bare_max)) AS ct_max,
            -- conntrack -C is the exact count at capture; the sysctl is read a moment apart
            coalesce(max(l.nf_conntrack_count) FILTER (WHERE l.format = 'conntrack-C' AND NOT l.bare_max),
@@ -27,21 +28,21 @@ lim AS (
 ),
 entry_formats AS (
     -- one format per capture, in case the same table was dumped twice in different formats
-    SELECT node, ts, arg_max(format, n) AS format, max(n) AS n
-    FROM (SELECT coalesce(node, '') AS node, captured_at AS ts, format, count(*) AS n
+    SELECT cluster, node, ts, arg_max(format, n) AS format, max(n) AS n
+    FROM (SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, format, count(*) AS n
           FROM conntrack_entries GROUP BY ALL)
     GROUP BY ALL
 ),
 ent AS (
-    SELECT coalesce(e.node, '') AS node, e.captured_at AS ts, count(*) AS entries,
+    SELECT coalesce(e.cluster, '') AS cluster, coalesce(e.node, '') AS node, e.captured_at AS ts, count(*) AS entries,
            count(*) FILTER (WHERE e.state = 'TIME_WAIT') AS time_wait,
            min(e.source_file) AS entries_file
     FROM conntrack_entries e
-    JOIN entry_formats f ON f.node = coalesce(e.node, '') AND f.ts IS NOT DISTINCT FROM e.captured_at AND f.format = e.format
+    JOIN entry_formats f ON f.cluster = coalesce(e.cluster, '') AND f.node = coalesce(e.node, '') AND f.ts IS NOT DISTINCT FROM e.captured_at AND f.format = e.format
     GROUP BY ALL
 ),
 stats_fmt AS (
-    SELECT coalesce(node, '') AS node, captured_at AS ts, format,
+    SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, format,
            sum("drop") AS drops, sum(insert_failed) AS insert_failed, sum(early_drop) AS early_drops,
            max(entries) AS entries, min(source_file) AS stats_file
     FROM conntrack_stats
@@ -49,12 +50,12 @@ stats_fmt AS (
 ),
 stats AS (
     -- conntrack -S and /proc/net/stat/nf_conntrack of one capture describe the same counters: take one, not the sum
-    SELECT node, ts, max(drops) AS drops, max(insert_failed) AS insert_failed, max(early_drops) AS early_drops,
+    SELECT cluster, node, ts, max(drops) AS drops, max(insert_failed) AS insert_failed, max(early_drops) AS early_drops,
            max(entries) AS stat_entries, min(stats_file) AS stats_file
     FROM stats_fmt GROUP BY ALL
 ),
 kern AS (
-    SELECT coalesce(node, '') AS node, captured_at AS ts, count(*) AS table_full_lines,
+    SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, count(*) AS table_full_lines,
            min(source_file) AS kernel_file, min(source_line) AS kernel_first_line,
            arg_min(raw, source_line) AS kernel_first_raw
     FROM kernel_events
@@ -62,36 +63,36 @@ kern AS (
     GROUP BY ALL
 ),
 caps AS (
-    SELECT DISTINCT node, ts FROM (
-        SELECT node, ts FROM lim UNION ALL SELECT node, ts FROM ent
-        UNION ALL SELECT node, ts FROM stats UNION ALL SELECT node, ts FROM kern)
+    SELECT DISTINCT cluster, node, ts FROM (
+        SELECT cluster, node, ts FROM lim UNION ALL SELECT cluster, node, ts FROM ent
+        UNION ALL SELECT cluster, node, ts FROM stats UNION ALL SELECT cluster, node, ts FROM kern)
 ),
 snap0 AS (
-    SELECT c.node, c.ts,
+    SELECT c.cluster, c.node, c.ts,
            l.ct_max, l.tw_timeout_s, l.limits_file,
            coalesce(l.ct_count, s.stat_entries, e.entries) AS ct_count,
            e.entries, e.time_wait, e.entries_file,
            s.drops, s.insert_failed, s.early_drops, s.stats_file,
            coalesce(k.table_full_lines, 0) AS table_full_lines, k.kernel_file, k.kernel_first_line, k.kernel_first_raw
     FROM caps c
-    LEFT JOIN lim l ON l.node = c.node AND l.ts IS NOT DISTINCT FROM c.ts
-    LEFT JOIN ent e ON e.node = c.node AND e.ts IS NOT DISTINCT FROM c.ts
-    LEFT JOIN stats s ON s.node = c.node AND s.ts IS NOT DISTINCT FROM c.ts
-    LEFT JOIN kern k ON k.node = c.node AND k.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN lim l ON l.cluster = c.cluster AND l.node = c.node AND l.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN ent e ON e.cluster = c.cluster AND e.node = c.node AND e.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN stats s ON s.cluster = c.cluster AND s.node = c.node AND s.ts IS NOT DISTINCT FROM c.ts
+    LEFT JOIN kern k ON k.cluster = c.cluster AND k.node = c.node AND k.ts IS NOT DISTINCT FROM c.ts
 ),
 snap1 AS (
     SELECT s.*,
            -- a capture without the sysctl uses the node's nearest known max
            coalesce(s.ct_max,
-                    last_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.node ORDER BY s.ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-                    first_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.node ORDER BY s.ts ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS max_eff,
+                    last_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+                    first_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS max_eff,
            coalesce(s.tw_timeout_s,
-                    max(s.tw_timeout_s) OVER (PARTITION BY s.node),
+                    max(s.tw_timeout_s) OVER (PARTITION BY s.cluster, s.node),
                     CAST($time_wait_timeout_s AS BIGINT)) AS tw_timeout_eff,
-           lag(s.drops) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_drops,
-           lag(s.insert_failed) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_insert_failed,
-           lag(s.early_drops) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_early_drops,
-           lag(s.ts) OVER (PARTITION BY s.node ORDER BY s.ts) AS prev_ts
+           lag(s.drops) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_drops,
+           lag(s.insert_failed) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_insert_failed,
+           lag(s.early_drops) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_early_drops,
+           lag(s.ts) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_ts
     FROM snap0 s
 ),
 snap AS (
@@ -120,7 +121,7 @@ snap_sev AS (
     FROM snap s
 ),
 node_worst AS (
-    SELECT node,
+    SELECT cluster, node,
            arg_max(ts, [level, coalesce(usage_pct, -1), epoch(coalesce(ts, '-infinity'::TIMESTAMPTZ))]) AS worst_ts,
            max(level) AS level,
            min(ts) FILTER (WHERE level > 0) AS first_bad, max(ts) FILTER (WHERE level > 0) AS last_bad,
@@ -130,106 +131,106 @@ node_worst AS (
            max(table_full_lines) AS table_full_lines,
            max(usage_pct) AS max_usage_pct
     FROM snap_sev
-    GROUP BY node
+    GROUP BY cluster, node
     HAVING max(level) > 0
 ),
 worst AS (
     SELECT s.*, w.level AS node_level, w.first_bad, w.last_bad, w.snapshots, w.bad_snapshots, w.drops_total,
            w.insert_failed_total, w.early_drops_total, w.table_full_lines AS node_table_full_lines
     FROM node_worst w
-    JOIN snap_sev s ON s.node = w.node AND s.ts IS NOT DISTINCT FROM w.worst_ts
+    JOIN snap_sev s ON s.cluster = w.cluster AND s.node = w.node AND s.ts IS NOT DISTINCT FROM w.worst_ts
 ),
 -- ---------------------------------------------------------------- growth: slope over the not-yet-full captures
 growth AS (
-    SELECT s.node,
+    SELECT s.cluster, s.node,
            regr_slope(s.ct_count, epoch(s.ts)) AS per_s,
            count(*) AS points,
            arg_max(s.ts, s.ts) AS last_ts, arg_max(s.ct_count, s.ts) AS last_count, arg_max(s.max_eff, s.ts) AS last_max
     FROM snap_sev s
-    JOIN node_worst w USING (node)
+    JOIN node_worst w USING (cluster, node)
     WHERE s.ts IS NOT NULL AND s.ct_count IS NOT NULL AND s.max_eff IS NOT NULL
       AND s.ct_count < s.max_eff AND NOT s.has_drops
       AND s.ts <= w.worst_ts
-      AND s.max_eff = (SELECT x.max_eff FROM snap_sev x WHERE x.node = s.node AND x.ts IS NOT DISTINCT FROM w.worst_ts)
-    GROUP BY s.node
+      AND s.max_eff = (SELECT x.max_eff FROM snap_sev x WHERE x.cluster = s.cluster AND x.node = s.node AND x.ts IS NOT DISTINCT FROM w.worst_ts)
+    GROUP BY s.cluster, s.node
     HAVING count(*) >= 2
 ),
 -- ---------------------------------------------------------------- TIME_WAIT destinations of the worst capture
 dest AS (
-    SELECT e.node, e.orig_dst AS ip, e.orig_dport AS port, count(*) AS time_wait
+    SELECT w.cluster, w.node, e.orig_dst AS ip, e.orig_dport AS port, count(*) AS time_wait
     FROM conntrack_entries e
-    JOIN worst w ON w.node = coalesce(e.node, '') AND w.ts IS NOT DISTINCT FROM e.captured_at
-    JOIN entry_formats f ON f.node = w.node AND f.ts IS NOT DISTINCT FROM w.ts AND f.format = e.format
+    JOIN worst w ON w.cluster = coalesce(e.cluster, '') AND w.node = coalesce(e.node, '') AND w.ts IS NOT DISTINCT FROM e.captured_at
+    JOIN entry_formats f ON f.cluster = w.cluster AND f.node = w.node AND f.ts IS NOT DISTINCT FROM w.ts AND f.format = e.format
     WHERE e.state = 'TIME_WAIT'
     GROUP BY ALL
 ),
 -- who owns an address: the observation nearest in time to the capture (pod IPs are reused)
 addr_owner AS (
-    SELECT d.node, d.ip,
+    SELECT d.cluster, d.node, d.ip,
            arg_min(o.namespace || '/' || o.pod, abs(epoch(o.captured_at) - epoch(w.ts))) FILTER (WHERE o.pod IS NOT NULL) AS pod,
            arg_min(o.namespace || '/' || o.service, abs(epoch(o.captured_at) - epoch(w.ts))) FILTER (WHERE o.service IS NOT NULL) AS service
-    FROM (SELECT DISTINCT node, ip FROM dest) d
-    JOIN worst w ON w.node = d.node
+    FROM (SELECT DISTINCT cluster, node, ip FROM dest) d
+    JOIN worst w ON w.cluster = d.cluster AND w.node = d.node
     JOIN (
-        SELECT ip, namespace, pod, service, captured_at FROM endpoint_addresses WHERE ip IS NOT NULL
+        SELECT coalesce(cluster, '') AS cluster, ip, namespace, pod, service, captured_at FROM endpoint_addresses WHERE ip IS NOT NULL
         UNION ALL
-        SELECT pod_ip, namespace, name, NULL, captured_at FROM pods WHERE pod_ip IS NOT NULL AND NOT coalesce(host_network, false)
+        SELECT coalesce(cluster, ''), pod_ip, namespace, name, NULL, captured_at FROM pods WHERE pod_ip IS NOT NULL AND NOT coalesce(host_network, false)
         UNION ALL
-        SELECT cluster_ip, namespace, NULL, name, captured_at FROM services WHERE cluster_ip IS NOT NULL AND cluster_ip NOT IN ('None', '')
-    ) o ON o.ip = d.ip
+        SELECT coalesce(cluster, ''), cluster_ip, namespace, NULL, name, captured_at FROM services WHERE cluster_ip IS NOT NULL AND cluster_ip NOT IN ('None', '')
+    ) o ON o.cluster = d.cluster AND o.ip = d.ip
     GROUP BY ALL
 ),
 dest_named AS (
     SELECT d.*, a.pod, a.service,
-           row_number() OVER (PARTITION BY d.node ORDER BY d.time_wait DESC, d.ip, d.port) AS rk
+           row_number() OVER (PARTITION BY d.cluster, d.node ORDER BY d.time_wait DESC, d.ip, d.port) AS rk
     FROM dest d
-    LEFT JOIN addr_owner a USING (node, ip)
+    LEFT JOIN addr_owner a USING (cluster, node, ip)
 ),
 dest_agg AS (
-    SELECT node,
+    SELECT cluster, node,
            count(*) AS destinations,
            list(struct_pack(type := 'destination', destination := ip || ':' || port, time_wait := time_wait,
                             pod := pod, service := service) ORDER BY rk)
                FILTER (WHERE rk <= CAST($top_destinations_count AS BIGINT)) AS items,
            string_agg(ip || ':' || port || ' ' || time_wait, ', ' ORDER BY rk) FILTER (WHERE rk <= 3) AS top3
     FROM dest_named
-    GROUP BY node
+    GROUP BY cluster, node
 ),
 svc_agg AS (
-    SELECT node, service, sum(time_wait) AS time_wait, count(*) AS destinations, count(DISTINCT pod) AS pods,
+    SELECT cluster, node, service, sum(time_wait) AS time_wait, count(*) AS destinations, count(DISTINCT pod) AS pods,
            string_agg(DISTINCT CAST(port AS VARCHAR), ',' ORDER BY CAST(port AS VARCHAR)) AS ports,
-           row_number() OVER (PARTITION BY node ORDER BY sum(time_wait) DESC, service) AS rk
+           row_number() OVER (PARTITION BY cluster, node ORDER BY sum(time_wait) DESC, service) AS rk
     FROM dest_named
     WHERE service IS NOT NULL
-    GROUP BY node, service
+    GROUP BY cluster, node, service
 ),
 svc_top AS (
-    SELECT node,
+    SELECT cluster, node,
            string_agg(service || ' (' || time_wait || ' TIME_WAIT to ' || destinations || ' ip:port of ' || pods || ' pod' ||
                       CASE WHEN pods = 1 THEN '' ELSE 's' END || ', ports ' || ports || ')', '; ' ORDER BY rk) AS services,
            string_agg(service, ', ' ORDER BY rk) AS service_names
     FROM svc_agg WHERE rk <= 3
-    GROUP BY node
+    GROUP BY cluster, node
 ),
 -- ---------------------------------------------------------------- probe load of the node's pods (kubelet probes: TCP
 -- connections from the node; exec probes open none; startup probes stop once the container started)
 probe_obs AS (
-    SELECT p.node AS pnode, p.captured_at, p.namespace, p.pod, p.container, p.probe, p.period_s, w.node, w.ts,
-           dense_rank() OVER (PARTITION BY w.node ORDER BY abs(epoch(p.captured_at) - epoch(w.ts)), p.captured_at DESC) AS nearest
+    SELECT p.node AS pnode, p.captured_at, p.namespace, p.pod, p.container, p.probe, p.period_s, w.cluster, w.node, w.ts,
+           dense_rank() OVER (PARTITION BY w.cluster, w.node ORDER BY abs(epoch(p.captured_at) - epoch(w.ts)), p.captured_at DESC) AS nearest
     FROM pod_probes p
-    JOIN worst w ON p.node = w.node
+    JOIN worst w ON coalesce(p.cluster, '') = w.cluster AND p.node = w.node
     WHERE p.type IN ('http', 'tcp', 'grpc') AND p.probe IN ('readiness', 'liveness') AND p.period_s > 0
 ),
 probe_agg AS (
-    SELECT node, count(DISTINCT namespace || '/' || pod) AS pods, count(*) AS probes,
+    SELECT cluster, node, count(DISTINCT namespace || '/' || pod) AS pods, count(*) AS probes,
            sum(1.0 / period_s) AS per_s, min(period_s) AS min_period_s, max(period_s) AS max_period_s,
            any_value(captured_at) AS spec_at
-    FROM (SELECT DISTINCT node, captured_at, namespace, pod, container, probe, period_s FROM probe_obs WHERE nearest = 1)
-    GROUP BY node
+    FROM (SELECT DISTINCT cluster, node, captured_at, namespace, pod, container, probe, period_s FROM probe_obs WHERE nearest = 1)
+    GROUP BY cluster, node
 ),
 -- the node's first table-full kernel line in the window (dmesg is cumulative: later captures repeat it)
 kern_first AS (
-    SELECT coalesce(k.node, '') AS node,
+    SELECT coalesce(k.cluster, '') AS cluster, coalesce(k.node, '') AS node,
            arg_min(k.source_file, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_file,
            arg_min(k.source_line, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_line,
            arg_min(k.raw, [epoch(coalesce(k.captured_at, '-infinity'::TIMESTAMPTZ)), k.source_line]) AS kernel_raw
@@ -241,7 +242,7 @@ kern_first AS (
 ),
 -- ---------------------------------------------------------------- evidence: captures of the node (latest 24)
 snap_items AS (
-    SELECT node,
+    SELECT cluster, node,
            list(struct_pack(type := 'snapshot',
                             captured_at := ks_time_s(ts),
                             count := ct_count, max := max_eff, usage_percent := round(usage_pct, 1),
@@ -250,9 +251,9 @@ snap_items AS (
                             table_full_lines := table_full_lines,
                             file := coalesce(entries_file, limits_file, stats_file, kernel_file)) ORDER BY ts DESC) AS items,
            count(*) AS n
-    FROM snap_sev
-    WHERE node IN (SELECT node FROM node_worst)
-    GROUP BY node
+    FROM snap_sev s
+    WHERE EXISTS (SELECT 1 FROM node_worst w WHERE w.cluster = s.cluster AND w.node = s.node)
+    GROUP BY cluster, node
 ),
 out AS (
     SELECT w.*, g.per_s, g.points, g.last_ts, g.last_count, g.last_max,
@@ -261,15 +262,16 @@ out AS (
            si.items AS snap_items_all, si.n AS snap_n,
            kf.kernel_file AS kf_file, kf.kernel_line AS kf_line, kf.kernel_raw AS kf_raw
     FROM worst w
-    LEFT JOIN kern_first kf USING (node)
-    LEFT JOIN growth g USING (node)
-    LEFT JOIN dest_agg da USING (node)
-    LEFT JOIN svc_top st USING (node)
-    LEFT JOIN probe_agg pa USING (node)
-    LEFT JOIN snap_items si USING (node)
+    LEFT JOIN kern_first kf USING (cluster, node)
+    LEFT JOIN growth g USING (cluster, node)
+    LEFT JOIN dest_agg da USING (cluster, node)
+    LEFT JOIN svc_top st USING (cluster, node)
+    LEFT JOIN probe_agg pa USING (cluster, node)
+    LEFT JOIN snap_items si USING (cluster, node)
 )
 SELECT 'probe-conntrack-exhaustion' AS rule,
        CASE WHEN o.node_level >= 2 THEN 'critical' ELSE 'warning' END AS severity,
+       o.cluster,
        '' AS namespace,
        o.node AS name,
        coalesce(CASE WHEN o.services IS NOT NULL THEN o.service_names || ': ' END, '') ||
@@ -306,4 +308,4 @@ SELECT 'probe-conntrack-exhaustion' AS rule,
                 ELSE [] END
        )) AS evidence
 FROM out o
-ORDER BY first_seen, namespace, name, subject
+ORDER BY first_seen, cluster, namespace, name, subject

@@ -1,9 +1,14 @@
 -- watch-rewind: clients that re-watch from a stale or decreasing resourceVersion.
 --
--- A stream is one client's list/watch loop on one collection: username + userAgent + client address
+-- A stream is one client's list/watch loop on one collection in one cluster: cluster + username + userAgent + client address
 -- (sourceIPs[0], so replicas of one Deployment behind distinct pod IPs stay apart) + API group/version/resource +
 -- namespace + objectRef.name (set by the apiserver from fieldSelector=metadata.name=X) + label and field selector,
 -- within one server epoch (a new cluster or an etcd restore starts resourceVersions over; see epochs).
+-- The apiserver that logged a request is not part of the stream: resourceVersions are global per etcd, and an HA
+-- client's watches land on whichever apiserver its connection reaches, so its requests are followed across the logs
+-- of every apiserver of the cluster. Each apiserver's watch cache lags etcd by its own delay (seconds under load) and
+-- their clocks are skewed, so where two requests (or a write and a watch) were logged by different apiservers, their
+-- times are trusted only to within cross_apiserver_grace_ms.
 -- Its watch requests (one row per audit ID, whatever stages are logged; ordered by requestReceivedTimestamp) with
 -- resourceVersion > 0 form the sequence of requested versions (0 or absent = "any/from the cache": never a rewind).
 -- A watch is a rewind when:
@@ -13,7 +18,8 @@
 --                      have resumed from it): a write whose logged resourceVersion (response body, or objectRef's)
 --                      is newer, or, when the write logged none, a create/delete and the same version as the
 --                      previous watch. Writes in the last write_delivery_grace_ms of the previous watch do not
---                      count (the event may not have reached the client). Streams with a label selector or a field
+--                      count (the event may not have reached the client), nor, for a write logged by another
+--                      apiserver than the watch, in its last write_delivery_grace_ms + cross_apiserver_grace_ms. Streams with a label selector or a field
 --                      selector other than metadata.name are never judged by writes (the event may not match);
 --   expired-again      it asks for a version the apiserver already answered 410 Expired to this stream.
 -- Stale-version answers: the real apiserver logs a watch from a version that fell out of its watch cache as an
@@ -23,15 +29,17 @@
 -- stale-version answer.
 -- Healthy reflectors never fire: they resume from the newest version they were sent, repeat a version only while
 -- nothing in their scope changed, and after a 410 relist and watch from the newer version the list returned.
--- A stream is reported with at least min_rewinds_count rewinds; critical from critical_rewinds_count rewinds or when
--- any stale-version answer (410 Expired list) follows.
+-- A stream is reported with at least min_rewinds_count rewinds, counting those in the rule's lookback before the
+-- window, when at least one of them lies in the window; only the window's rewinds are counted and listed as evidence.
+-- Critical from critical_rewinds_count rewinds in the window or when any stale-version answer (410 Expired list) follows.
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the
 -- scans themselves; the rule's lookback (ks_lookback_start) reads requests before the window, to judge the
 -- first ones inside it.
 WITH RECURSIVE
 -- successful writes that advance a collection's resourceVersion
 writes AS (
-    SELECT a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
+    SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.apiserver, '') AS apiserver,
+           a.audit_id, a.verb, coalesce(a.api_group, '') AS api_group, a.resource,
            coalesce(a.namespace, '') AS namespace, coalesce(a.name, '') AS name,
            a.stage_at AS at, a.source_file, a.source_line,
            CASE WHEN coalesce(a.response_object->>'kind', '') <> 'Status'
@@ -52,17 +60,19 @@ writes AS (
 -- starts where the resourceVersion a write returned (response body: the store's revision after the
 -- write) falls below half of the one before. Events are left out: they may live in another etcd.
 server_revisions AS (
-    SELECT w.at AS t, w.response_rv AS rv, lag(w.response_rv) OVER (ORDER BY w.at, w.audit_id) AS prev_rv
+    SELECT w.cluster, w.at AS t, w.response_rv AS rv, lag(w.response_rv) OVER (PARTITION BY w.cluster ORDER BY w.at, w.audit_id) AS prev_rv
     FROM writes w
     WHERE w.response_rv IS NOT NULL AND w.resource <> 'events'
 ),
 epochs AS (
-    SELECT r.t, sum(CASE WHEN r.rv * 2 < r.prev_rv THEN 1 ELSE 0 END) OVER (ORDER BY r.t ROWS UNBOUNDED PRECEDING) AS epoch
+    SELECT r.cluster, r.t,
+           sum(CASE WHEN r.rv * 2 < r.prev_rv THEN 1 ELSE 0 END) OVER (PARTITION BY r.cluster ORDER BY r.t ROWS UNBOUNDED PRECEDING) AS epoch
     FROM server_revisions r
 ),
--- list and watch requests of collections, one row per request (audit ID)
+-- list and watch requests of collections, one row per request (cluster and audit ID)
 reqs AS (
-    SELECT a.audit_id,
+    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
+           coalesce(any_value(a.apiserver), '') AS apiserver,
            any_value(a.verb) AS verb,
            coalesce(any_value(a.username), '') AS username,
            coalesce(any_value(a.user_agent), '') AS user_agent,
@@ -91,16 +101,16 @@ reqs AS (
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') = ''
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-    GROUP BY a.audit_id
+    GROUP BY coalesce(a.cluster, ''), a.audit_id
 ),
 reqs_win AS (
     SELECT r.*,
            -- the stream key as one value (for partitioning and joining)
-           [r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
+           [r.cluster, r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
             r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream,
            (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs r
-    ASOF LEFT JOIN epochs e ON r.recv >= e.t
+    ASOF LEFT JOIN epochs e ON e.cluster = r.cluster AND r.recv >= e.t
 ),
 watch_reqs AS (
     SELECT * FROM reqs_win WHERE verb = 'watch' AND rv > 0 AND NOT watch_list
@@ -111,34 +121,14 @@ watch_reqs AS (
 -- ends, so a loop is a chain of non-overlapping watches: a watch continues the watch of its stream
 -- that ended last before it started (up to watch_handover_ms later, as the end is logged after
 -- the client saw it), and each watch is continued by one watch at most (the first).
--- The predecessor is the watch with the latest end among those that ended before the watch started (an ASOF
--- join) or, preferred as they ended later, that started before it and ended within the handover time after its start
--- (joined on the stream and the second of the end, so that the cost stays per watch, not per pair of a stream's watches).
-handover_buckets AS (
-    SELECT w.audit_id, w.stream, w.recv, w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT)) AS until,
-           b.sec
-    FROM watch_reqs w,
-         unnest(generate_series(epoch_ms(w.recv) // 1000,
-                                epoch_ms(w.recv + to_microseconds(CAST(CAST($watch_handover_ms AS DOUBLE) * 1000 AS BIGINT))) // 1000)) AS b(sec)
-),
-pred_handover AS (
-    SELECT w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
-    FROM handover_buckets w
-    JOIN (SELECT *, epoch_ms(ended) // 1000 AS sec FROM watch_reqs WHERE ended IS NOT NULL) p
-      ON p.stream = w.stream AND p.sec = w.sec
-     AND p.recv < w.recv AND p.ended >= w.recv AND p.ended <= w.until
-    GROUP BY w.audit_id
-),
-pred_before AS (
-    SELECT w.audit_id, p.audit_id AS prev_id
-    FROM watch_reqs w
-    ASOF JOIN (SELECT stream, ended, audit_id FROM watch_reqs WHERE ended IS NOT NULL) p
-      ON p.stream = w.stream AND p.ended < w.recv
-),
 pred AS (
-    SELECT coalesce(h.audit_id, b.audit_id) AS audit_id, coalesce(h.prev_id, b.prev_id) AS prev_id
-    FROM pred_handover h
-    FULL JOIN pred_before b USING (audit_id)
+    SELECT w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
+    FROM watch_reqs w
+    JOIN watch_reqs p
+      ON p.stream = w.stream AND p.recv < w.recv
+     AND p.ended <= w.recv + to_microseconds(CAST((CAST($watch_handover_ms AS DOUBLE)
+                            + CASE WHEN p.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
+    GROUP BY w.audit_id
 ),
 links AS (
     SELECT p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
@@ -185,33 +175,6 @@ stale AS (
      AND w.latency_ms <= CAST($stale_watch_max_ms AS DOUBLE)
     GROUP BY ALL
 ),
--- the watches that repeat their stream's newest version, where a write may prove a rewind: the window [lo, hi] in
--- which a write proves it, cut into minutes (bucket), so that the writes meet them in a hash join on their scope and
--- minute instead of every write of the resource
-repeat_cands AS (
-    SELECT w.audit_id, w.api_group, w.resource, w.namespace, w.obj_name, w.rv,
-           w.prev_recv AS lo,
-           least(coalesce(w.prev_ended, w.recv), w.recv)
-               - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
-    FROM watches w
-    WHERE w.rv = w.prev_rv
-      AND w.rv >= w.prev_max_rv
-      AND w.label_selector = ''
-      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
-),
-repeat_buckets AS (
-    SELECT c.*, b.bucket
-    FROM repeat_cands c,
-         unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS b(bucket)
-    WHERE c.hi >= c.lo
-),
--- each write under the scopes of the watches it is delivered to: its namespace or all, its name or all
-write_keys AS (
-    SELECT x.*, n.ns_key, k.name_key, epoch_ms(x.at) // 60000 AS bucket
-    FROM writes x,
-         unnest(list_distinct([x.namespace, ''])) AS n(ns_key),
-         unnest(list_distinct([x.name, ''])) AS k(name_key)
-),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
     SELECT w.audit_id,
@@ -219,12 +182,20 @@ repeat_proof AS (
            arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
            arg_min(x.rv_seen, x.at) AS write_rv,
            min(x.at) AS write_at
-    FROM repeat_buckets w
-    JOIN write_keys x
-      ON x.api_group = w.api_group AND x.resource = w.resource
-     AND x.ns_key = w.namespace AND x.name_key = w.obj_name AND x.bucket = w.bucket
-     AND x.at >= w.lo AND x.at <= w.hi
+    FROM watches w
+    JOIN writes x
+      ON x.cluster = w.cluster AND x.api_group = w.api_group AND x.resource = w.resource
+     AND (w.namespace = '' OR x.namespace = w.namespace)
+     AND (w.obj_name = '' OR x.name = w.obj_name)
+     AND x.at >= w.prev_recv
+     AND x.at <= least(coalesce(w.prev_ended, w.recv), w.recv)
+                 - to_microseconds(CAST((CAST($write_delivery_grace_ms AS DOUBLE)
+                         + CASE WHEN x.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
      AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
+    WHERE w.rv = w.prev_rv
+      AND w.rv >= w.prev_max_rv
+      AND w.label_selector = ''
+      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
     GROUP BY w.audit_id
 ),
 classified AS (
@@ -242,13 +213,23 @@ classified AS (
 rewinds AS (
     SELECT * FROM classified WHERE reason IS NOT NULL AND in_win
 ),
+-- rewinds counting the lookback: a stream whose threshold is reached only with the rewinds just before the
+-- window is reported when one of them lies in the window
+lookback_rewinds AS (
+    SELECT stream, count(*) AS n_all
+    FROM classified
+    WHERE reason IS NOT NULL
+    GROUP BY stream
+),
 streams AS (
     SELECT r.stream,
+           any_value(r.cluster) AS cluster,
            any_value(r.username) AS username, any_value(r.user_agent) AS user_agent, any_value(r.client_ip) AS client_ip,
            any_value(r.api_group) AS api_group, any_value(r.resource) AS resource, any_value(r.namespace) AS namespace,
            any_value(r.obj_name) AS obj_name, any_value(r.label_selector) AS label_selector,
            any_value(r.field_selector) AS field_selector,
            count(*) AS rewinds,
+           any_value(lr.n_all) AS rewinds_with_lookback,
            count(*) FILTER (WHERE r.reason = 'backwards') AS n_backwards,
            count(*) FILTER (WHERE r.reason = 'repeat-after-write') AS n_repeat,
            count(*) FILTER (WHERE r.reason = 'expired-again') AS n_expired_again,
@@ -262,8 +243,9 @@ streams AS (
            arg_min(r.write_what, r.recv) FILTER (WHERE r.reason = 'repeat-after-write') AS repeat_write,
            list_sort(list_distinct(list(r.rv))) AS rewound_to
     FROM rewinds r
+    JOIN lookback_rewinds lr USING (stream)
     GROUP BY r.stream
-    HAVING count(*) >= CAST($min_rewinds_count AS BIGINT)
+    HAVING any_value(lr.n_all) >= CAST($min_rewinds_count AS BIGINT)
 ),
 stream_stale AS (
     SELECT s.stream, count(*) AS n_stale, min(s.recv) AS first_at, max(s.recv) AS last_at
@@ -339,6 +321,7 @@ findings AS (
 )
 SELECT 'watch-rewind' AS rule,
        CASE WHEN f.rewinds >= CAST($critical_rewinds_count AS BIGINT) OR f.n_stale > 0 THEN 'critical' ELSE 'warning' END AS severity,
+       f.cluster,
        f.namespace,
        f.resource || CASE WHEN f.api_group <> '' THEN '.' || f.api_group ELSE '' END ||
            CASE WHEN f.obj_name <> '' AND f.field_selector NOT IN ('metadata.name=' || f.obj_name, 'metadata.name==' || f.obj_name)
@@ -353,9 +336,10 @@ SELECT 'watch-rewind' AS rule,
                    object_name := f.obj_name, watches := CAST(f.n_watches AS BIGINT),
                    backwards := CAST(f.n_backwards AS BIGINT), back_from := f.back_from, back_to := f.back_to, back_at := f.back_at,
                    repeats := CAST(f.n_repeat AS BIGINT), repeat_rv := f.repeat_rv, repeat_at := f.repeat_at, repeat_write := f.repeat_write,
-                   expired_again := CAST(f.n_expired_again AS BIGINT), rewound_to := f.rewound_to, max_rv := f.max_rv,
+                   expired_again := CAST(f.n_expired_again AS BIGINT),
+                   rewinds_with_lookback := CAST(f.rewinds_with_lookback AS BIGINT), rewound_to := f.rewound_to, max_rv := f.max_rv,
                    stale_answers := CAST(f.n_stale AS BIGINT), stale_first_at := f.stale_first_at,
                    evidence_items := CAST(f.n_items AS BIGINT)) AS facts,
        to_json(f.items[1:100]) AS evidence
 FROM findings f
-ORDER BY first_seen, namespace, name, subject, f.client_ip
+ORDER BY first_seen, f.cluster, namespace, name, subject, f.client_ip

@@ -39,7 +39,7 @@ type Chart struct {
 
 // ChartParams are the named parameters of a chart query: the finding's object, subject and
 // span, and the analysis window.
-var ChartParams = []string{"namespace", "name", "subject", "first_seen", "last_seen", "since", "until"}
+var ChartParams = []string{"cluster", "namespace", "name", "subject", "first_seen", "last_seen", "since", "until"}
 
 // loadChartSQL reads the queries of r's charts with sqlOf("charts/NAME") and checks their
 // parameters.

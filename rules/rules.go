@@ -49,9 +49,11 @@ func ParseSeverity(s string) (Severity, error) {
 	return Severity(s), nil
 }
 
-// Columns are the columns every rule query returns, in this order. facts is a struct (or NULL)
-// of typed values that the rule's summary template words; evidence is JSON.
-var Columns = []string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "facts", "evidence"}
+// Columns are the columns every rule query returns, in this order. cluster is the cluster the
+// finding is about ("" when the evidence does not say): a rule never joins evidence of two
+// clusters. facts is a struct (or NULL) of typed values that the rule's summary template words;
+// evidence is JSON.
+var Columns = []string{"rule", "severity", "cluster", "namespace", "name", "subject", "first_seen", "last_seen", "count", "facts", "evidence"}
 
 // WindowParams are the parameters every query receives besides its own: the time window of
 // the analysis (TIMESTAMPTZ, NULL when unbounded). Every query must use both.

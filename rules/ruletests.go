@@ -60,7 +60,8 @@ func (c TestCase) Positive() bool { return len(*c.Expect) > 0 }
 // Evidence items are globs where * matches any text (including /) and ? one character.
 type Match struct {
 	Rule     string   `yaml:"rule"`
-	Object   string   `yaml:"object"` // namespace/name, or the name of a cluster-scoped object (a node)
+	Cluster  *string  `yaml:"cluster"` // the finding's cluster exactly ("" for evidence without one)
+	Object   string   `yaml:"object"`  // namespace/name, or the name of a cluster-scoped object (a node)
 	Severity Severity `yaml:"severity"`
 	Subject  string   `yaml:"subject"`
 	Count    *int64   `yaml:"count"`
@@ -73,15 +74,15 @@ type Match struct {
 
 // Finding is what a Match looks at, so that this package needs no analyze types.
 type Finding struct {
-	Rule, Object, Subject, Summary string
-	Severity                       Severity
-	Count                          int64
-	Evidence                       []json.RawMessage
+	Rule, Cluster, Object, Subject, Summary string
+	Severity                                Severity
+	Count                                   int64
+	Evidence                                []json.RawMessage
 }
 
 // Matches reports whether f satisfies every set field of m.
 func (m Match) Matches(f Finding) bool {
-	if (m.Rule != "" && m.Rule != f.Rule) || (m.Severity != "" && m.Severity != f.Severity) ||
+	if (m.Rule != "" && m.Rule != f.Rule) || (m.Cluster != nil && *m.Cluster != f.Cluster) || (m.Severity != "" && m.Severity != f.Severity) ||
 		(m.Count != nil && *m.Count != f.Count) || (m.MinCount != nil && f.Count < *m.MinCount) {
 		return false
 	}
@@ -128,6 +129,9 @@ func (m Match) String() string {
 		}
 	}
 	add("rule", m.Rule)
+	if m.Cluster != nil {
+		add("cluster", fmt.Sprintf("%q", *m.Cluster))
+	}
 	add("object", m.Object)
 	add("severity", string(m.Severity))
 	add("subject", m.Subject)

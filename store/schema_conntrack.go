@@ -4,7 +4,7 @@ package store
 // supplies (node, captured_at, source_file); the following columns map one to
 // one, in order, to the fields of the records of package ingest/conntrack
 // (Entry, Event, Stat, Limits, KernelEvent), whose Values() method returns
-// them in this order; the last column is the load_id.
+// them in this order; the last two columns are the load_id and the cluster.
 
 func conntrackLeadingColumns(what string) []Column {
 	return []Column{
@@ -187,15 +187,22 @@ var kernelEventsTable = Table{
 // dmesg's cumulative log, add rows once; conntrack -L leaves out zone 0, /proc prints it.
 
 // ConntrackTables returns the conntrack tables in documentation order
-// (entries, events, stats, limits, kernel events), each ending with load_id.
+// (entries, events, stats, limits, kernel events), each ending with load_id and cluster.
 // The ingest/conntrack tests use it to check that record Values() match the
-// columns between the leading three and load_id.
+// columns between the leading three and the trailing two. The cluster is part of every
+// dedupe key: two clusters may have nodes of the same name.
 func ConntrackTables() []Table {
 	tables := []Table{conntrackEntriesTable, conntrackEventsTable, conntrackStatsTable, conntrackLimitsTable, kernelEventsTable}
 	for i := range tables {
-		tables[i].Columns = append(tables[i].Columns[:len(tables[i].Columns):len(tables[i].Columns)], loadIDColumn)
+		tables[i].Columns = append(tables[i].Columns[:len(tables[i].Columns):len(tables[i].Columns)], loadIDColumn, ClusterColumn)
+		tables[i].DedupeKey = append(tables[i].DedupeKey[:len(tables[i].DedupeKey):len(tables[i].DedupeKey)], ClusterColumn.Name)
 	}
 	return tables
 }
 
 var loadIDColumn = Column{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"}
+
+// ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
+// belongs to. It comes last so that a database an older kubesift created gains it on open (store
+// adds missing columns at the end) and loads, which insert in column order, still line up.
+var ClusterColumn = Column{Name: "cluster", Type: "VARCHAR", Doc: "cluster the evidence belongs to: --cluster, or the first directory under the argument with --cluster-per-dir; for rows derived from audit events, the event's cluster; \"\" when unknown"}

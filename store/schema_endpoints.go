@@ -4,8 +4,8 @@ import "slices"
 
 // Tables fed by ingest/k8sobj from Kubernetes object snapshots (kubectl get -o json|yaml, -w
 // streams, watch-event streams) and from Endpoints/EndpointSlice bodies in audit events. The first
-// four columns of each (captured_at, source, source_file, load_id) are filled by the caller; the
-// rest come from k8sobj.Record.Values() in this order.
+// four columns of each (captured_at, source, source_file, load_id) and the last (cluster) are filled
+// by the caller; the rest come from k8sobj.Record.Values() in this order.
 
 func k8sObjectCallerColumns() []Column {
 	return []Column{
@@ -26,7 +26,7 @@ func k8sObjectOriginColumns() []Column {
 
 func k8sObjectColumns(cols ...Column) []Column {
 	out := append(k8sObjectCallerColumns(), k8sObjectOriginColumns()...)
-	return append(out, cols...)
+	return append(append(out, cols...), ClusterColumn)
 }
 
 var endpointAddressesTable = Table{

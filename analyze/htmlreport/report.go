@@ -47,6 +47,7 @@ type Finding struct {
 	Severity    string   `json:"severity"`
 	Rule        string   `json:"rule"`
 	Title       string   `json:"title"`
+	Cluster     string   `json:"cluster"`
 	Object      string   `json:"object"`
 	Subject     string   `json:"subject"`
 	FirstSeen   string   `json:"first_seen"`
@@ -85,7 +86,7 @@ func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 	for i, f := range rep.Findings {
 		r := byID[f.Rule]
 		fv := Finding{
-			Number: i + 1, Severity: string(f.Severity), Rule: f.Rule, Title: r.Title, Object: object(f),
+			Number: i + 1, Severity: string(f.Severity), Rule: f.Rule, Title: r.Title, Cluster: f.Cluster, Object: object(f),
 			Subject: f.Subject, FirstSeen: stamp(f.FirstSeen), LastSeen: stamp(f.LastSeen), Count: f.Count,
 			Summary: f.Summary, Remediation: strings.TrimSpace(r.Remediation), References: r.References,
 			Evidence: evidence(f),

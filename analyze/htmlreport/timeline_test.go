@@ -19,7 +19,7 @@ func timelineDoc(t testing.TB, resource, ns, name string) *TimelineDocument {
 	t.Helper()
 	db := scenarioDB(t, "flapping")
 	defer db.Close()
-	tl, err := analyze.RunTimeline(context.Background(), db, resource, ns, name, analyze.Options{})
+	tl, err := analyze.RunTimeline(context.Background(), db, resource, "", ns, name, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

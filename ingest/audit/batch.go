@@ -133,10 +133,10 @@ func (b *batch) add(start, end int, o origin) {
 	b.server.Append(o.apiserver)
 }
 
-// each calls f with every event of the batch and its line.
-func (b *batch) each(f func(raw []byte, line int64)) {
+// each calls f with every event of the batch, its line and the cluster its envelope names.
+func (b *batch) each(f func(raw []byte, line int64, cluster string)) {
 	for i := 0; i < b.rows(); i++ {
-		f(b.values[b.offsets[i]:b.offsets[i+1]], b.line.Value(i))
+		f(b.values[b.offsets[i]:b.offsets[i+1]], b.line.Value(i), b.cluster.Value(i))
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 // the load of the events is done.
 type endpointDeriver struct {
 	enabled bool
+	cluster string // --cluster: over what the envelope says
 	sink    *k8sobj.RowSink
 	seq     int64
 	jobs    chan deriveJob
@@ -34,16 +35,18 @@ type endpointDeriver struct {
 }
 
 type deriveJob struct {
-	seq  int64
-	at   time.Time
-	body []byte
-	opt  k8sobj.ObjectOptions
+	seq     int64
+	at      time.Time
+	cluster string
+	body    []byte
+	opt     k8sobj.ObjectOptions
 }
 
 type deriveResult struct {
-	seq  int64
-	at   time.Time
-	rows collectedRows
+	seq     int64
+	at      time.Time
+	cluster string
+	rows    collectedRows
 }
 
 // newEndpointDeriver starts a deriver for the load of f; with NoAuditEndpoints it ignores every
@@ -53,6 +56,7 @@ func newEndpointDeriver(ctx context.Context, f *load.File) *endpointDeriver {
 	w.Hold(f.Settings.SpillDir)
 	d := &endpointDeriver{
 		enabled: !f.Settings.NoAuditEndpoints,
+		cluster: f.Settings.Cluster,
 		sink:    &k8sobj.RowSink{W: w, Source: "audit", File: f.Src.Name, LoadID: f.LoadID},
 		jobs:    make(chan deriveJob, 256),
 		results: make(chan deriveResult, 256),
@@ -63,7 +67,7 @@ func newEndpointDeriver(ctx context.Context, f *load.File) *endpointDeriver {
 		go func() {
 			defer d.workers.Done()
 			for j := range d.jobs {
-				r := deriveResult{seq: j.seq, at: j.at}
+				r := deriveResult{seq: j.seq, at: j.at, cluster: j.cluster}
 				r.rows.err = k8sobj.DecodeObject(j.body, j.opt, &r.rows)
 				d.results <- r
 			}
@@ -90,7 +94,7 @@ func (d *endpointDeriver) merge() {
 			if err == nil {
 				err = r.rows.err
 			}
-			d.sink.CapturedAt = r.at
+			d.sink.CapturedAt, d.sink.Cluster = r.at, r.cluster
 			for _, row := range r.rows.rows {
 				if err == nil {
 					err = d.sink.Append(row.table, row.values)
@@ -105,8 +109,9 @@ func (d *endpointDeriver) merge() {
 var endpointsMarker = []byte(`"endpoints`) // also matches "endpointslices"
 
 // event looks at one audit event line; it only reads the few members it needs, with the
-// scanner, and leaves the body to the workers.
-func (d *endpointDeriver) event(raw []byte, line int64) {
+// scanner, and leaves the body to the workers. The rows take the event's cluster: --cluster,
+// else what the envelope says (as audit_events.cluster).
+func (d *endpointDeriver) event(raw []byte, line int64, envelopeCluster string) {
 	if !d.enabled {
 		return
 	}
@@ -147,8 +152,12 @@ func (d *endpointDeriver) event(raw []byte, line int64) {
 	if len(body) == 0 && verb != "delete" {
 		return // logged at Metadata level: no body to read
 	}
+	cluster := d.cluster
+	if cluster == "" {
+		cluster = envelopeCluster
+	}
 	d.seq++
-	d.jobs <- deriveJob{seq: d.seq, at: at, body: body, opt: k8sobj.ObjectOptions{
+	d.jobs <- deriveJob{seq: d.seq, at: at, cluster: cluster, body: body, opt: k8sobj.ObjectOptions{
 		Event: verb, Line: line, Seq: d.seq, Kind: ref.Resource, Deleted: verb == "delete", Namespace: ref.Namespace, Name: ref.Name,
 	}}
 }

@@ -387,7 +387,7 @@ func TestValuesMatchSchema(t *testing.T) {
 	}
 	for _, cs := range cases {
 		tb := tables[cs.table]
-		cols := tb.Columns[3 : len(tb.Columns)-1] // leading node, captured_at, source_file and trailing load_id come from the glue
+		cols := tb.Columns[3 : len(tb.Columns)-2] // leading node, captured_at, source_file and trailing load_id, cluster come from the glue
 		if len(cs.rows) == 0 {
 			t.Fatalf("%s: no rows", cs.table)
 		}

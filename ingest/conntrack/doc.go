@@ -25,9 +25,9 @@
 // line; the parser removes it and rejoins the entry.
 //
 // Records carry every column of their table except the three leading ones the
-// caller knows (node, captured_at, source_file); each record's Values method
-// returns the remaining columns in table order, so a row is
-// append([]any{node, capturedAt, sourceFile}, rec.Values()...). Loader (load.go) is the
+// caller knows (node, captured_at, source_file) and the two trailing ones (load_id, cluster);
+// each record's Values method returns the columns between in table order, so a row is
+// append([]any{node, capturedAt, sourceFile}, rec.Values()..., loadID, cluster). Loader (load.go) is the
 // conntrack kind of ingest: it picks the format from the content or the file name and loads
 // the rows with the node and capture time of the file's path.
 package conntrack

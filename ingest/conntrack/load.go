@@ -36,7 +36,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	}
 	node, capturedAt := f.Origin(true)
 	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
-		sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID}
+		sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID, cluster: f.Settings.Cluster}
 		err := Parse(r, format, sink)
 		return sink.rejects, err
 	})
@@ -55,12 +55,13 @@ type rowSink struct {
 	w       *rows.Writer
 	lead    []any // node, captured_at, source_file
 	loadID  int64
+	cluster string
 	rejects []load.Rejected
 }
 
 func (s *rowSink) row(table string, values []any) error {
-	row := make([]any, 0, len(s.lead)+len(values)+1)
-	row = append(append(append(row, s.lead...), values...), s.loadID)
+	row := make([]any, 0, len(s.lead)+len(values)+2)
+	row = append(append(append(row, s.lead...), values...), s.loadID, s.cluster)
 	return s.w.Append(table, row...)
 }
 

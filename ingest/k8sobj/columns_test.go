@@ -42,7 +42,10 @@ func TestRecordsMatchSchema(t *testing.T) {
 		if !reflect.DeepEqual(names[:len(CallerColumns)], CallerColumns) {
 			t.Errorf("%s: leading columns %v, want %v", tb.Name, names[:len(CallerColumns)], CallerColumns)
 		}
-		want := names[len(CallerColumns):]
+		if names[len(names)-1] != ClusterColumn {
+			t.Errorf("%s: last column %s, want %s", tb.Name, names[len(names)-1], ClusterColumn)
+		}
+		want := names[len(CallerColumns) : len(names)-1]
 		got := recordColumns(reflect.TypeOf(r))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: record columns\n%v\ntable columns\n%v", tb.Name, got, want)

@@ -8,7 +8,8 @@
 // YAML one document at a time. Objects it cannot use go to Handler.Bad and decoding goes on. Rows
 // go to Handler.Row as Records for the tables documented in store/schema_endpoints.go:
 // endpoint_addresses, services, pods, pod_probes, object_annotations and leader_locks. The caller
-// prepends CallerColumns (captured_at, source, source_file, load_id) to Record.Values().
+// prepends CallerColumns (captured_at, source, source_file, load_id) to Record.Values() and
+// appends the cluster.
 //
 // DecodeObject does the same for one object body taken from an audit event, and Detect tells
 // snapshot files from audit logs. Loader (load.go) is the endpoints kind of ingest: it loads a

@@ -30,19 +30,21 @@ func (Loader) Resumable() bool { return false }
 func (Loader) Load(ctx context.Context, f *load.File) error {
 	_, capturedAt := f.Origin(false)
 	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
-		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID}
+		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID, Cluster: f.Settings.Cluster}
 		_, err := Decode(f.Src.Name, r, sink)
 		return sink.Rejects, err
 	})
 }
 
-// RowSink is a Handler that appends records as rows, with the CallerColumns in front.
+// RowSink is a Handler that appends records as rows, with the CallerColumns in front and the
+// cluster last.
 type RowSink struct {
 	W          *rows.Writer
 	CapturedAt time.Time
 	Source     string // snapshot or audit
 	File       string
 	LoadID     int64
+	Cluster    string // "" when unknown
 	Rejects    []load.Rejected
 }
 
@@ -51,7 +53,9 @@ func (s *RowSink) Row(r Record) error { return s.Append(r.Table(), r.Values()) }
 
 // Append appends the values of a record of table.
 func (s *RowSink) Append(table string, values []any) error {
-	return s.W.Append(table, append([]any{s.CapturedAt, s.Source, s.File, s.LoadID}, values...)...)
+	row := make([]any, 0, len(values)+5)
+	row = append(append(append(row, s.CapturedAt, s.Source, s.File, s.LoadID), values...), s.Cluster)
+	return s.W.Append(table, row...)
 }
 
 // Bad keeps what could not be used, for ingest_errors.

@@ -10,8 +10,12 @@ import "time"
 //	source_file VARCHAR      the file the rows came from (- for stdin)
 //	load_id     BIGINT       ingest_files.load_id of the load that added the row
 //
-// A full row is therefore append([]any{capturedAt, source, file, loadID}, rec.Values()...).
+// and appends the cluster (ClusterColumn: --cluster, the directory, or the audit event's) after them.
+// A full row is therefore append([]any{capturedAt, source, file, loadID}, rec.Values()..., cluster).
 var CallerColumns = []string{"captured_at", "source", "source_file", "load_id"}
+
+// ClusterColumn is the last column of every table this package feeds, filled by the caller.
+const ClusterColumn = "cluster"
 
 // Record is one row for one of the tables documented in store/schema_endpoints.go.
 // Values returns the column values after CallerColumns, in table order. Values are nil (SQL NULL),

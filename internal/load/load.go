@@ -23,7 +23,7 @@ type Settings struct {
 	Node             string    // node of evidence outside a <node>/<time>/ bundle
 	At               time.Time // capture time of evidence without one in its path
 	SpillDir         string    // where rows held back during a load wait on disk
-	Cluster          string    // cluster of audit events, over what their envelope says
+	Cluster          string    // cluster of the evidence (of audit events: over what their envelope says)
 	APIServer        string    // apiserver of audit events, over what their envelope says
 }
 

@@ -10,6 +10,7 @@ WITH writes AS (
     FROM audit_events
     WHERE stage = 'ResponseComplete' AND code BETWEEN 200 AND 299 AND verb IN ('create', 'update', 'patch')
       AND resource IN ('endpoints', 'configmaps', 'leases') AND coalesce(subresource, '') = ''
+      AND coalesce(cluster, '') = $cluster
       AND namespace = $namespace AND coalesce(name, coalesce(response_object, request_object)->'metadata'->>'name') = $name
 ),
 records AS (

@@ -1,5 +1,5 @@
 -- timeline/object: what is known about one object ($resource: endpoints, endpointslices, services, pods,
--- configmaps, leases; $ns, $name), one row per observation in time order within $since..$until: audit
+-- configmaps, leases; $ns, $name; of $cluster), one row per observation in time order within $since..$until: audit
 -- events on it (with the endpoint addresses their bodies held), snapshots of it, and, for a Service, the
 -- address changes of its Endpoints and EndpointSlices. The addresses come from ks_endpoint_observations(),
 -- the observations endpoint-flapping reads.
@@ -9,7 +9,7 @@ WITH obs AS (
            coalesce(list_sort(list(ip) FILTER (WHERE ip IS NOT NULL AND ready)), []) AS ready,
            coalesce(list_sort(list(ip) FILTER (WHERE ip IS NOT NULL AND NOT ready)), []) AS not_ready
     FROM ks_endpoint_observations()
-    WHERE namespace = $ns AND (($resource IN ('endpoints', 'endpointslices') AND name = $name) OR ($resource = 'services' AND svc = $name))
+    WHERE cluster = $cluster AND namespace = $ns AND (($resource IN ('endpoints', 'endpointslices') AND name = $name) OR ($resource = 'services' AND svc = $name))
     GROUP BY ALL
 ),
 states AS (
@@ -40,7 +40,7 @@ timeline AS (
            trim(coalesce(a.username, '') || ' ' || coalesce(a.user_agent, '')) AS who
     FROM audit_events a
     LEFT JOIN described d ON d.source = 'audit' AND d.source_file = a.source_file AND d.source_line = a.source_line
-    WHERE a.stage = 'ResponseComplete' AND a.namespace = $ns AND a.name = $name AND a.resource = $resource
+    WHERE a.stage = 'ResponseComplete' AND coalesce(a.cluster, '') = $cluster AND a.namespace = $ns AND a.name = $name AND a.resource = $resource
     UNION ALL
     SELECT d.captured_at, d.source, lower(d.kind) || '/' || d.object, coalesce(d.event, 'observed'), d.addresses,
            d.source_file || ':' || d.source_line, ''
@@ -51,12 +51,12 @@ timeline AS (
     SELECT captured_at, source, 'service/' || name, coalesce(event, 'observed'),
            'type ' || coalesce(type, '') || ', clusterIP ' || coalesce(cluster_ip, '') || ', ports ' || coalesce(ports, ''),
            source_file || ':' || source_line, ''
-    FROM services WHERE $resource = 'services' AND namespace = $ns AND name = $name
+    FROM services WHERE $resource = 'services' AND coalesce(cluster, '') = $cluster AND namespace = $ns AND name = $name
     UNION ALL
     SELECT captured_at, source, 'pod/' || name, coalesce(event, 'observed'),
            'phase ' || coalesce(phase, '') || ', ready ' || coalesce(ready::VARCHAR, '?') || ', ip ' || coalesce(pod_ip, '') || ', node ' || coalesce(node, ''),
            source_file || ':' || source_line, ''
-    FROM pods WHERE $resource = 'pods' AND namespace = $ns AND name = $name
+    FROM pods WHERE $resource = 'pods' AND coalesce(cluster, '') = $cluster AND namespace = $ns AND name = $name
 )
 SELECT * FROM timeline
 WHERE "at" >= ks_window_start($since) AND "at" <= ks_window_end($until)
