@@ -22,6 +22,7 @@ readable AS (
     FROM audit_events
     WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = ''
       AND (request_object IS NOT NULL OR response_object IS NOT NULL)
+      AND stage_at <= ks_window_end($until)
     UNION
     SELECT DISTINCT CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END, namespace, name
     FROM leader_locks
@@ -32,6 +33,7 @@ services_seen AS (
     UNION
     SELECT DISTINCT namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND name IS NOT NULL AND code BETWEEN 200 AND 299
+      AND stage_at <= ks_window_end($until)
 ),
 gaps AS (
     SELECT w.*,
@@ -52,11 +54,15 @@ writers AS (
     GROUP BY ALL
     HAVING count(gap_s) > 0
 ),
+object_writers AS (
+    SELECT cluster, resource, namespace, name, count(DISTINCT username) AS n_writers
+    FROM bare_writes
+    GROUP BY ALL
+),
 locks AS (
-    SELECT w.*,
-           (SELECT count(DISTINCT username) FROM bare_writes b
-            WHERE b.cluster = w.cluster AND b.resource = w.resource AND b.namespace = w.namespace AND b.name = w.name) AS n_writers
+    SELECT w.*, o.n_writers
     FROM writers w
+    JOIN object_writers o USING (cluster, resource, namespace, name)
     WHERE w.median_gap_s BETWEEN CAST($min_interval_s AS DOUBLE) AND CAST($max_interval_s AS DOUBLE)
       AND w.steady_ratio >= CAST($min_steady_ratio AS DOUBLE)
       AND w.span_s >= CAST($min_span_s AS DOUBLE)
