@@ -97,12 +97,32 @@ func loadNeedSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 			errs = append(errs, fmt.Errorf("rule %s: needs[%d]: no query coverage/%s.sql", r.ID, i, n.Evidence))
 			continue
 		}
-		for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(sql), -1) {
-			if !slices.Contains(WindowParams, m[1]) {
-				errs = append(errs, fmt.Errorf("coverage/%s.sql: $%s is not a coverage parameter (%s)", n.Evidence, m[1], strings.Join(WindowParams, ", ")))
-			}
-		}
+		errs = append(errs, unknownParams("coverage/"+n.Evidence+".sql", sql, "coverage", WindowParams)...)
 		r.Needs[i].SQL = sql
+	}
+	return errs
+}
+
+// String words the policy rule: "RequestResponse create, update of endpoints, configmaps".
+func (p PolicyRule) String() string {
+	verbs, resources := "every verb", "every resource"
+	if len(p.Verbs) > 0 {
+		verbs = strings.Join(p.Verbs, ", ")
+	}
+	if len(p.Resources) > 0 {
+		resources = strings.Join(p.Resources, ", ")
+	}
+	return p.Level + " " + verbs + " of " + resources
+}
+
+// unknownParams returns an error for each $placeholder of sql (the file name) that is not one
+// of the kind's params.
+func unknownParams(name, sql, kind string, params []string) []error {
+	var errs []error
+	for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(sql), -1) {
+		if !slices.Contains(params, m[1]) {
+			errs = append(errs, fmt.Errorf("%s: $%s is not a %s parameter (%s)", name, m[1], kind, strings.Join(params, ", ")))
+		}
 	}
 	return errs
 }

@@ -3,16 +3,8 @@
 -- Endpoints snapshot of the window was loaded either: their address changes are invisible. Blind when no write
 -- has a body, partial when some have.
 WITH writes AS (
-    SELECT coalesce(cluster, '') AS cluster,
-           count(*) AS writes,
-           count(*) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare,
-           mode(level) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare_level
-    FROM audit_events
-    WHERE resource IN ('endpoints', 'endpointslices') AND coalesce(subresource, '') = ''
-      AND verb IN ('create', 'update', 'patch')
-      AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
-      AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
-    GROUP BY ALL
+    SELECT * FROM ks_bare_writes(['endpoints', 'endpointslices'],
+                                 []::VARCHAR[], $since, $until)
 )
 SELECT w.cluster,
        CASE WHEN w.bare = w.writes THEN 'blind' ELSE 'partial' END AS coverage,

@@ -3,18 +3,9 @@
 -- snapshot showed an annotation lock either. The endpoints controllers' writes are left out: they write Services'
 -- Endpoints, never locks. Blind when no such write has a body, partial when some have.
 WITH writes AS (
-    SELECT coalesce(cluster, '') AS cluster,
-           count(*) AS writes,
-           count(*) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare,
-           mode(level) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare_level
-    FROM audit_events
-    WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
-      AND verb IN ('create', 'update', 'patch')
-      AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
-      AND username NOT IN ('system:serviceaccount:kube-system:endpoint-controller',
-                           'system:serviceaccount:kube-system:endpointslicemirroring-controller')
-      AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
-    GROUP BY ALL
+    SELECT * FROM ks_bare_writes(['endpoints', 'configmaps'],
+                                 ['system:serviceaccount:kube-system:endpoint-controller',
+                                  'system:serviceaccount:kube-system:endpointslicemirroring-controller'], $since, $until)
 )
 SELECT w.cluster,
        CASE WHEN w.bare = w.writes THEN 'blind' ELSE 'partial' END AS coverage,
