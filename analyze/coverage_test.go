@@ -166,3 +166,33 @@ func TestGKEWatchesAreBlind(t *testing.T) {
 		t.Errorf("the table does not say that watch-rewind is blind:\n%s", gaps.String())
 	}
 }
+
+// TestCoverageOfClusters: a rule's gaps make it blind or partial in their own cluster only, the
+// worst gap wins, and a rule without data is blind where a gap says why, else not evaluated.
+func TestCoverageOfClusters(t *testing.T) {
+	gs := []Gap{
+		{Cluster: "prod", Status: rules.Partial, Reason: "no kube-proxy watches"},
+		{Cluster: "prod", Status: rules.Blind, Reason: "no bodies"},
+		{Cluster: "staging", Status: rules.Partial, Reason: "no kube-proxy watches"},
+	}
+	got := coverageOf([]string{"dev", "prod", "staging"}, true, "", gs)
+	want := []string{"evaluated", "blind: no kube-proxy watches; no bodies", "partial: no kube-proxy watches"}
+	for i, c := range got {
+		if c.String() != want[i] {
+			t.Errorf("cluster %q: %s; want %s", c.Cluster, c, want[i])
+		}
+	}
+	o := Outcome{Rule: rules.Rule{ID: "r"}, Evaluated: true, Coverage: got}
+	if status, reason := o.CoverageSummary(); status != rules.Blind ||
+		reason != "cluster prod: no kube-proxy watches; no bodies; cluster staging: no kube-proxy watches" {
+		t.Errorf("summary %s (%s)", status, reason)
+	}
+	rep := &Report{Outcomes: []Outcome{o}}
+	if lines := rep.CoverageGaps(rules.Blind); len(lines) != 1 || lines[0] != "blind: r [prod] (no kube-proxy watches; no bodies)" {
+		t.Errorf("blind lines %q", lines)
+	}
+	none := coverageOf([]string{"prod", "staging"}, false, "no audit data", gs[1:2])
+	if none[0].String() != "blind: no bodies" || none[1].String() != "not evaluated: no audit data" {
+		t.Errorf("without data: %s, %s", none[0], none[1])
+	}
+}
