@@ -50,6 +50,8 @@ type Outcome struct {
 	Err       error  // the rule's failure (its query failed or broke the contract); the other rules still ran
 	Findings  int
 	Profile   RuleProfile // what the rule cost (the peak memory only with Options.Profile)
+	// Coverage is what the rule could see of each cluster (see Coverage); empty when it failed.
+	Coverage []Coverage
 }
 
 // Failed returns the outcomes of the rules that failed.
@@ -119,35 +121,21 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	if rep.Inputs, err = countInputs(ctx, sandbox); err != nil {
 		return nil, err
 	}
+	clusterNames, err := clusters(ctx, sandbox)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rs {
-		out := Outcome{Rule: r}
-		empty, err := emptyInputs(ctx, sandbox, r.Inputs)
-		if err != nil {
-			out.Err = err
-			out.Reason = "failed: " + err.Error()
-			rep.Outcomes = append(rep.Outcomes, out)
-			continue
+		out, findings := evaluate(ctx, sandbox, r, opt)
+		if out.Err == nil {
+			gs, err := gaps(ctx, sandbox, r, opt)
+			if err != nil {
+				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+				out.Reason = "failed: " + err.Error()
+			} else {
+				out.Coverage = coverageOf(clusterNames, out.Evaluated, out.Reason, gs)
+			}
 		}
-		if len(empty) == len(r.Inputs) {
-			out.Reason = "no " + evidenceKinds(empty) + " data"
-			rep.Outcomes = append(rep.Outcomes, out)
-			continue
-		}
-		var peak peakRSS
-		if opt.Profile {
-			peak.reset()
-		}
-		started := time.Now()
-		findings, err := runRule(ctx, sandbox, r, opt)
-		out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
-		if err != nil {
-			out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
-			out.Reason = "failed: " + err.Error()
-			rep.Outcomes = append(rep.Outcomes, out)
-			continue
-		}
-		out.Evaluated = true
-		out.Findings = len(findings)
 		rep.Findings = append(rep.Findings, findings...)
 		rep.Outcomes = append(rep.Outcomes, out)
 	}
@@ -169,6 +157,36 @@ func sortFindings(findings []Finding) {
 		return strings.Join([]string{a.Rule, a.Cluster, a.Namespace, a.Name, a.Subject}, "\x00") <
 			strings.Join([]string{b.Rule, b.Cluster, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
+}
+
+// evaluate runs one rule: not evaluated when its input tables are all empty.
+func evaluate(ctx context.Context, sandbox *store.Sandbox, r rules.Rule, opt Options) (Outcome, []Finding) {
+	out := Outcome{Rule: r}
+	empty, err := emptyInputs(ctx, sandbox, r.Inputs)
+	if err != nil {
+		out.Err = err
+		out.Reason = "failed: " + err.Error()
+		return out, nil
+	}
+	if len(empty) == len(r.Inputs) {
+		out.Reason = "no " + evidenceKinds(empty) + " data"
+		return out, nil
+	}
+	var peak peakRSS
+	if opt.Profile {
+		peak.reset()
+	}
+	started := time.Now()
+	findings, err := runRule(ctx, sandbox, r, opt)
+	out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
+	if err != nil {
+		out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+		out.Reason = "failed: " + err.Error()
+		return out, nil
+	}
+	out.Evaluated = true
+	out.Findings = len(findings)
+	return out, findings
 }
 
 // createMacros defines the macros the queries share (queries/macros.sql) on conn, as TEMP

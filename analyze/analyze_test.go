@@ -50,6 +50,11 @@ func scenarioDB(t *testing.T, dir string) *store.DB {
 	return db
 }
 
+// firesOnDerivedRecording are the rules that fire on a copy of a recording changed by a test
+// instead of on a scenario as recorded: probable-election-lock needs an audit log at Metadata
+// level (TestMetadataCopyIsBlindAndTheLockFallbackFires).
+var firesOnDerivedRecording = map[string]bool{"probable-election-lock": true}
+
 // TestScenarioGoldens runs every rule on every recorded scenario and compares the findings
 // with samples/<scenario>/findings.golden (UPDATE_GOLDENS=1 rewrites them). It also checks that every rule
 // fires on some scenario and that nothing fires on samples/healthy.
@@ -76,7 +81,7 @@ func TestScenarioGoldens(t *testing.T) {
 		})
 	}
 	for _, r := range rs {
-		if !fired[r.ID] {
+		if !fired[r.ID] && !firesOnDerivedRecording[r.ID] {
 			t.Errorf("rule %s fires on no scenario in samples/", r.ID)
 		}
 	}

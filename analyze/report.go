@@ -70,7 +70,7 @@ func cut(s string, width int) string {
 }
 
 // writeTable prints one line per finding that fits 120 columns, with its summary indented
-// below, then the rules that could not be evaluated. wide adds last_seen and the evidence count
+// below, then the rules that failed, were not evaluated, or are blind or partial in a cluster. wide adds last_seen and the evidence count
 // and cuts nothing.
 func writeTable(w io.Writer, rep *Report, wide bool) error {
 	type col struct {
@@ -156,12 +156,12 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		fmt.Fprintf(w, "warning: %s\n", msg)
 	}
 	for _, o := range rep.Outcomes {
-		switch {
-		case o.Err != nil:
+		if o.Err != nil {
 			fmt.Fprintf(w, "failed: %v\n", o.Err)
-		case !o.Evaluated:
-			fmt.Fprintf(w, "not evaluated: %s (%s)\n", o.Rule.ID, o.Reason)
 		}
+	}
+	for _, line := range rep.CoverageGaps() {
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -174,6 +174,8 @@ type jsonRule struct {
 	Reason    string `json:"reason,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Findings  int    `json:"findings"`
+	// Coverage is the rule's coverage per cluster: evaluated, partial, blind or not evaluated.
+	Coverage []Coverage `json:"coverage,omitempty"`
 }
 
 func writeJSON(w io.Writer, rep *Report) error {
@@ -197,7 +199,8 @@ func writeJSON(w io.Writer, rep *Report) error {
 		doc.Until = &s
 	}
 	for _, o := range rep.Outcomes {
-		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings}
+		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings,
+			Coverage: o.Coverage}
 		if o.Err != nil {
 			jr.Reason, jr.Error = "", o.Err.Error()
 		}

@@ -46,6 +46,11 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	if len(skipped) > 0 {
 		p("- Not evaluated: %s\n", strings.Join(skipped, ", "))
 	}
+	for _, o := range rep.Outcomes {
+		if status, reason := o.CoverageSummary(); o.Evaluated && status != rules.Evaluated {
+			p("- Coverage of `%s`: %s (%s)\n", o.Rule.ID, status, md(reason))
+		}
+	}
 	if rep.Version != "" {
 		p("- kubesift %s; times in UTC\n", rep.Version)
 	}

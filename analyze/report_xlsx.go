@@ -86,13 +86,15 @@ func writeXLSX(w io.Writer, rep *Report) error {
 	for _, in := range rep.Inputs {
 		after = append(after, []any{in.Table, in.Rows})
 	}
-	after = append(after, []any{}, []any{tabular.Heading("rule"), tabular.Heading("evaluated"), tabular.Heading("findings"), tabular.Heading("sheet or reason")})
+	after = append(after, []any{}, []any{tabular.Heading("rule"), tabular.Heading("evaluated"), tabular.Heading("findings"), tabular.Heading("sheet or reason"),
+		tabular.Heading("coverage"), tabular.Heading("coverage reason")})
 	for _, o := range rep.Outcomes {
 		note := names[o.Rule.ID]
 		if !o.Evaluated {
 			note = o.Reason
 		}
-		after = append(after, []any{o.Rule.ID, o.Evaluated, o.Findings, note})
+		status, reason := o.CoverageSummary()
+		after = append(after, []any{o.Rule.ID, o.Evaluated, o.Findings, note, status, reason})
 	}
 	if _, err := wb.AddSheet(tabular.Sheet{Name: "Summary", Table: summary, After: after, Reserved: true}); err != nil {
 		return err

@@ -158,8 +158,9 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 	return err
 }
 
-// CheckQueries runs every rule's query on an empty database: a syntax error, an unknown table or
-// column, a broken column contract or summary template shows up here, before any data is loaded.
+// CheckQueries runs every rule's query and the coverage queries of its needs on an empty
+// database: a syntax error, an unknown table or column, a broken column contract or summary
+// template shows up here, before any data is loaded.
 func CheckQueries(ctx context.Context, rs []rules.Rule) error {
 	db, err := store.Open(ctx, store.InMemory, store.Options{})
 	if err != nil {
@@ -175,6 +176,9 @@ func CheckQueries(ctx context.Context, rs []rules.Rule) error {
 	for _, r := range rs {
 		if _, err := runRule(ctx, conn, r, Options{}); err != nil {
 			errs = append(errs, fmt.Errorf("%s.sql: %w", r.ID, err))
+		}
+		if _, err := gaps(ctx, conn, r, Options{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.ID, err))
 		}
 	}
 	return errors.Join(errs...)

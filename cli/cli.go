@@ -43,6 +43,7 @@ func verbs() []verb {
 		{"run", "ingest into a temporary database (or --db) and analyze it", runRun},
 		{"analyze", "run the rules over a database and report findings", runAnalyze},
 		{"rules", "list the rules, or show one", runRules},
+		{"policy", "print the audit policy under which every rule sees what it needs; with --db, check the loaded logs against it", runPolicy},
 		{"timeline", "everything known about one object, in time order", runTimeline},
 		{"schema", "document every table and column", runSchema},
 		{"snapshot", "take a live snapshot of Endpoints, EndpointSlices, Services, Pods, Leases and leader-lock ConfigMaps", runSnapshot},

@@ -111,6 +111,13 @@ func writeRulesDoc(w io.Writer, rs []rules.Rule) error {
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		if len(r.Needs) > 0 {
+			b.WriteString("What else it needs (checked per cluster: without it the rule is reported blind or partial, with the reason; `kubesift policy` logs it):\n\n")
+			for _, n := range r.Needs {
+				fmt.Fprintf(&b, "- `%s`: %s Audit policy: %s.\n", n.Evidence, escapeHTML(strings.TrimSpace(n.Description)), n.Policy)
+			}
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(&b, "### What it finds\n\n%s\n\n### What to do\n\n%s\n", escapeHTML(strings.TrimSpace(r.Description)), escapeHTML(strings.TrimSpace(r.Remediation)))
 		if len(r.Params) > 0 {
 			fmt.Fprintf(&b, "\n### Parameters\n\nOverride with `--set %s.NAME=VALUE`.\n\n| parameter | default | meaning |\n|---|---|---|\n", r.ID)

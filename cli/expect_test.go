@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +22,14 @@ type expectations struct {
 	Args        []string      `yaml:"args"`
 	MustFind    []rules.Match `yaml:"must_find"`
 	MustNotFind []rules.Match `yaml:"must_not_find"`
-	Windows     []struct {
+	// Coverage: each rule's coverage of the whole recording (one cluster: the recordings name
+	// none), and a text its reasons must contain.
+	Coverage []struct {
+		Rule   string `yaml:"rule"`
+		Status string `yaml:"status"`
+		Reason string `yaml:"reason"`
+	} `yaml:"coverage"`
+	Windows []struct {
 		Since       time.Time     `yaml:"since"`
 		Until       time.Time     `yaml:"until"`
 		MustFind    []rules.Match `yaml:"must_find"`
@@ -28,9 +37,15 @@ type expectations struct {
 	} `yaml:"windows"`
 }
 
+// ruleCoverage is a rule's coverage in analyze's JSON.
+type ruleCoverage struct {
+	ID       string
+	Coverage []analyze.Coverage
+}
+
 // TestScenarioExpectations loads every samples/<scenario>/ that has an expect.yaml, analyzes it
 // (whole, then each window) and checks that every must_find matches a finding and no
-// must_not_find does.
+// must_not_find does, and the coverage of the rules it names.
 func TestScenarioExpectations(t *testing.T) {
 	paths, err := filepath.Glob("../samples/*/expect.yaml")
 	if err != nil {
@@ -56,14 +71,29 @@ func TestScenarioExpectations(t *testing.T) {
 			if r := runCLI(t, "ingest", "--quiet", "--db", db, dir); r.code != ExitOK {
 				t.Fatalf("ingest %s: %+v", dir, r)
 			}
-			check := func(what string, args []string, mustFind, mustNotFind []rules.Match) {
+			check := func(what string, args []string, whole bool, mustFind, mustNotFind []rules.Match) {
 				r := runCLI(t, append([]string{"analyze", "--db", db, "-o", "json"}, args...)...)
 				if r.code != ExitOK {
 					t.Fatalf("%s: analyze %v: %+v", what, args, r)
 				}
-				var rep struct{ Findings []analyze.Finding }
+				var rep struct {
+					Findings []analyze.Finding
+					Rules    []ruleCoverage
+				}
 				if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 					t.Fatal(err)
+				}
+				if whole {
+					for _, want := range exp.Coverage {
+						i := slices.IndexFunc(rep.Rules, func(r ruleCoverage) bool { return r.ID == want.Rule })
+						if i < 0 || len(rep.Rules[i].Coverage) != 1 {
+							t.Errorf("%s: coverage of %s: %+v", what, want.Rule, rep.Rules)
+							continue
+						}
+						if got := rep.Rules[i].Coverage[0]; got.Status != want.Status || !strings.Contains(got.String(), want.Reason) {
+							t.Errorf("%s: coverage of %s is %s; want %s (%s)", what, want.Rule, got, want.Status, want.Reason)
+						}
+					}
 				}
 				found := make([]rules.Finding, len(rep.Findings))
 				for i, f := range rep.Findings {
@@ -82,10 +112,10 @@ func TestScenarioExpectations(t *testing.T) {
 					}
 				}
 			}
-			check(path, exp.Args, exp.MustFind, exp.MustNotFind)
+			check(path, exp.Args, true, exp.MustFind, exp.MustNotFind)
 			for _, w := range exp.Windows {
 				args := append([]string{"--since", w.Since.Format(time.RFC3339), "--until", w.Until.Format(time.RFC3339)}, exp.Args...)
-				check(path+" "+w.Since.Format(time.RFC3339)+".."+w.Until.Format(time.RFC3339), args, w.MustFind, w.MustNotFind)
+				check(path+" "+w.Since.Format(time.RFC3339)+".."+w.Until.Format(time.RFC3339), args, false, w.MustFind, w.MustNotFind)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -55,6 +56,18 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 			v = 1
 		}
 		fmt.Fprintf(&b, "kubesift_rule_evaluated{rule=%q} %d\n", o.Rule.ID, v)
+	}
+	gauge("kubesift_rule_coverage", "1 for the coverage (evaluated, partial, blind, not evaluated) of each rule in each cluster in the last run, 0 for the others.")
+	for _, o := range rep.Outcomes {
+		for _, c := range o.Coverage {
+			for _, status := range []string{rules.Evaluated, rules.Partial, rules.Blind, rules.NotEvaluated} {
+				v := 0
+				if c.Status == status {
+					v = 1
+				}
+				fmt.Fprintf(&b, "kubesift_rule_coverage{rule=%q,cluster=%q,coverage=%q} %d\n", o.Rule.ID, c.Cluster, status, v)
+			}
+		}
 	}
 	gauge("kubesift_rows_ingested", "Rows added by the last run.")
 	fmt.Fprintf(&b, "kubesift_rows_ingested %d\n", s.Rows)

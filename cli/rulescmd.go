@@ -132,6 +132,12 @@ func showRule(w io.Writer, r rules.Rule, tests *rules.TestFile) {
 	fmt.Fprintf(w, "%s: %s\nseverity: %s (may rise with the numbers)\nevidence needed: %s\nlookback: %s\nsource: %s\n\n%s\n\nRemediation:\n%s\n",
 		r.ID, r.Title, r.Severity, strings.Join(r.Inputs, ", "), lookback, r.Source,
 		strings.TrimSpace(r.Description), strings.TrimSpace(r.Remediation))
+	if len(r.Needs) > 0 {
+		fmt.Fprintln(w, "\nEvidence it needs besides rows (checked per cluster: without it the rule is blind or partial; kubesift policy logs it):")
+		for _, n := range r.Needs {
+			fmt.Fprintf(w, "  %s\n      %s\n      audit policy: %s\n", n.Evidence, strings.TrimSpace(n.Description), n.Policy)
+		}
+	}
 	if len(r.Params) > 0 {
 		fmt.Fprintln(w, "\nParameters (override with --set "+r.ID+".NAME=VALUE):")
 		for _, p := range r.Params {

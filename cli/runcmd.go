@@ -212,6 +212,8 @@ type runSummary struct {
 	IngestMs     int64            `json:"ingest_ms"`
 	AnalyzeMs    int64            `json:"analyze_ms"`
 	NotEvaluated []string         `json:"not_evaluated,omitempty"`
+	Blind        []string         `json:"blind,omitempty"`   // "blind: RULE [CLUSTER] (REASONS)", see Report.CoverageGaps
+	Partial      []string         `json:"partial,omitempty"` // "partial: RULE [CLUSTER] (REASONS)"
 	ExitCode     int              `json:"exit_code"`
 }
 
@@ -243,6 +245,7 @@ func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep
 			s.NotEvaluated = append(s.NotEvaluated, o.Rule.ID)
 		}
 	}
+	s.Blind, s.Partial = rep.CoverageGaps(rules.Blind), rep.CoverageGaps(rules.Partial)
 	return s
 }
 

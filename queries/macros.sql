@@ -131,3 +131,16 @@ LEFT JOIN present x ON x.cluster = p.cluster AND x.stream = p.stream AND x.names
 
 -- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
 CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);
+
+-- coverage queries: per cluster, the successful writes (create, update, patch) of `resources` (a list) in the window
+-- by anyone but `skip_usernames` (a list), how many carry no body, and the level most of those were logged at
+CREATE OR REPLACE TEMP MACRO ks_bare_writes(resources, skip_usernames, since, until) AS TABLE
+SELECT coalesce(cluster, '') AS cluster, count(*) AS writes,
+       count(*) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare,
+       mode(level) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare_level
+FROM audit_events
+WHERE list_contains(resources, resource) AND coalesce(subresource, '') = ''
+  AND verb IN ('create', 'update', 'patch') AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
+  AND NOT list_contains(skip_usernames, username)
+  AND stage_at >= ks_window_start(since) AND stage_at <= ks_window_end(until)
+GROUP BY ALL;

@@ -54,11 +54,7 @@ func loadChartSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 			errs = append(errs, fmt.Errorf("rule %s: charts[%d]: no query charts/%s.sql", r.ID, i, c.Query))
 			continue
 		}
-		for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(sql), -1) {
-			if !slices.Contains(ChartParams, m[1]) {
-				errs = append(errs, fmt.Errorf("charts/%s.sql: $%s is not a chart parameter (%s)", c.Query, m[1], strings.Join(ChartParams, ", ")))
-			}
-		}
+		errs = append(errs, unknownParams("charts/"+c.Query+".sql", sql, "chart", ChartParams)...)
 		r.Charts[i].SQL = sql
 	}
 	return errs

@@ -98,6 +98,8 @@ type Rule struct {
 	// facts, the rule words them.
 	Summary string  `yaml:"summary"`
 	Charts  []Chart `yaml:"charts"`
+	// Needs is the evidence the rule needs besides rows in its inputs (see Need).
+	Needs []Need `yaml:"needs"`
 
 	SQL    string `yaml:"-"` // the query
 	Source string `yaml:"-"` // where the rule came from: builtin or a directory
@@ -182,6 +184,10 @@ func load(fsys fs.FS, dir, source string, sqlOf func(id string) (string, bool)) 
 		r.SQL, r.Source = sql, source
 		if cErrs := loadChartSQL(&r, sqlOf); len(cErrs) > 0 {
 			errs = append(errs, cErrs...)
+			continue
+		}
+		if nErrs := loadNeedSQL(&r, sqlOf); len(nErrs) > 0 {
+			errs = append(errs, nErrs...)
 			continue
 		}
 		if qErrs := checkSQL(r); len(qErrs) > 0 {
@@ -314,11 +320,17 @@ func Parse(name string, data []byte) (Rule, []error) {
 			at(charts, "%s", p)
 		}
 	}
+	if problems := checkNeeds(r.Needs); len(problems) > 0 {
+		needs := valueOf(root, "needs")
+		for _, p := range problems {
+			at(needs, "%s", p)
+		}
+	}
 	return r, errs
 }
 
 // unknownFields reports the keys of mapping m that no yaml tag of struct type t names, and
-// descends into the fields that are lists of structs (params).
+// descends into the fields that are structs or lists of structs (params, needs and their policy).
 func unknownFields(m *yaml.Node, t reflect.Type, at func(*yaml.Node, string, ...any)) {
 	known := map[string]reflect.Type{}
 	for i := range t.NumField() {
@@ -332,6 +344,9 @@ func unknownFields(m *yaml.Node, t reflect.Type, at func(*yaml.Node, string, ...
 		if !ok {
 			at(k, "unknown field %q (known: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 			continue
+		}
+		if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
+			unknownFields(v, ft, at)
 		}
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && v.Kind == yaml.SequenceNode {
 			for _, e := range v.Content {

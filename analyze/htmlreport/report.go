@@ -32,11 +32,11 @@ type Input struct {
 	Rows  int64  `json:"rows"`
 }
 
-// Coverage says whether a rule was evaluated, and if not why.
+// Coverage says whether a rule was evaluated, saw all it needs in every cluster, and if not why.
 type Coverage struct {
 	Rule     string `json:"rule"`
 	Title    string `json:"title"`
-	Status   string `json:"status"` // evaluated, not evaluated
+	Status   string `json:"status"` // evaluated, partial, blind, not evaluated or failed
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings"`
 }
@@ -77,10 +77,8 @@ func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 	byID := map[string]rules.Rule{}
 	for _, o := range rep.Outcomes {
 		byID[o.Rule.ID] = o.Rule
-		cov := Coverage{Rule: o.Rule.ID, Title: o.Rule.Title, Status: "evaluated", Findings: o.Findings}
-		if !o.Evaluated {
-			cov.Status, cov.Reason = "not evaluated", o.Reason
-		}
+		cov := Coverage{Rule: o.Rule.ID, Title: o.Rule.Title, Findings: o.Findings}
+		cov.Status, cov.Reason = o.CoverageSummary()
 		doc.Coverage = append(doc.Coverage, cov)
 	}
 	for i, f := range rep.Findings {

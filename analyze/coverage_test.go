@@ -1,0 +1,198 @@
+package analyze
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubesift/kubesift/rules"
+)
+
+// auditCopy writes the audit log of a scenario through edit (which drops an event by returning
+// nil) into a temporary directory, and returns the directory.
+func auditCopy(t *testing.T, from string, edit func(ev map[string]any) map[string]any) string {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(nil, 16<<20)
+	enc := json.NewEncoder(out)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("%s: %v", from, err)
+		}
+		if ev = edit(ev); ev != nil {
+			if err := enc.Encode(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// coverageOfRule returns the coverage of rule id in rep (one cluster: the recordings name none).
+func coverageOfRule(t *testing.T, rep *Report, id string) Coverage {
+	t.Helper()
+	for _, o := range rep.Outcomes {
+		if o.Rule.ID == id {
+			if o.Err != nil || len(o.Coverage) != 1 {
+				t.Fatalf("%s: error %v, coverage %+v", id, o.Err, o.Coverage)
+			}
+			return o.Coverage[0]
+		}
+	}
+	t.Fatalf("no outcome of %s", id)
+	return Coverage{}
+}
+
+func findingObjects(rep *Report, rule string) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.Rule == rule {
+			out = append(out, object(f))
+		}
+	}
+	return out
+}
+
+func analyzeDir(t *testing.T, dir string) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), scenarioDB(t, dir), builtin(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestMetadataCopyIsBlindAndTheLockFallbackFires: the election-lock-churn recording logged at
+// Metadata level (bodies stripped): the rules that need bodies say they are blind and why, and
+// probable-election-lock reports the locks without a Service that election-lock-churn found on
+// the full recording, while on the full recording it stays silent.
+func TestMetadataCopyIsBlindAndTheLockFallbackFires(t *testing.T) {
+	const log = "samples/election-lock-churn/audit.log"
+	meta := auditCopy(t, log, func(ev map[string]any) map[string]any {
+		delete(ev, "requestObject")
+		delete(ev, "responseObject")
+		ev["level"] = "Metadata"
+		return ev
+	})
+	rep := analyzeDir(t, meta)
+	for id, reason := range map[string]string{
+		"election-lock-churn": "Endpoints/ConfigMap writes in the audit log carry no bodies (level Metadata)",
+		"endpoint-flapping":   "Endpoints/EndpointSlice writes in the audit log carry no bodies (level Metadata) and no snapshots were loaded",
+	} {
+		c := coverageOfRule(t, rep, id)
+		if c.Status != rules.Blind || !strings.Contains(c.String(), reason) {
+			t.Errorf("%s on the Metadata copy: %s; want blind: …%s…", id, c, reason)
+		}
+	}
+	if got := findingObjects(rep, "election-lock-churn"); len(got) != 0 {
+		t.Errorf("election-lock-churn reports %v without bodies", got)
+	}
+	got := strings.Join(findingObjects(rep, "probable-election-lock"), " ")
+	for _, want := range []string{"lab/ingress-controller-leader", "lab/billing-operator-lock"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("probable-election-lock on the Metadata copy reports %q; want %s among them", got, want)
+		}
+	}
+
+	full := analyzeDir(t, log)
+	if got := findingObjects(full, "probable-election-lock"); len(got) != 0 {
+		t.Errorf("probable-election-lock reports %v where election-lock-churn confirmed the locks", got)
+	}
+	if c := coverageOfRule(t, full, "election-lock-churn"); c.Status == rules.Blind {
+		t.Errorf("election-lock-churn on the full recording: %s", c)
+	}
+}
+
+// TestPartialWithoutEndpointsWatches: lock writes with bodies but no endpoints watch in the log:
+// election-lock-churn still reports the locks and says its fan-out is unknown (partial).
+func TestPartialWithoutEndpointsWatches(t *testing.T) {
+	dir := auditCopy(t, "samples/election-lock-churn/audit.log", func(ev map[string]any) map[string]any {
+		ref, _ := ev["objectRef"].(map[string]any)
+		if res, _ := ref["resource"].(string); ev["verb"] == "watch" && (res == "endpoints" || res == "endpointslices") {
+			return nil
+		}
+		return ev
+	})
+	rep := analyzeDir(t, dir)
+	c := coverageOfRule(t, rep, "election-lock-churn")
+	if c.Status != rules.Partial || !strings.Contains(c.String(), "no watches of endpoints are in the audit log") {
+		t.Errorf("election-lock-churn without endpoints watches: %s; want partial, no watches of endpoints", c)
+	}
+	if got := findingObjects(rep, "election-lock-churn"); len(got) == 0 {
+		t.Error("election-lock-churn reports nothing with the lock writes' bodies in the log")
+	}
+}
+
+// TestGKEWatchesAreBlind: audit events from GKE's log entries have no request URI, so no
+// resourceVersion parameter: watch-rewind says it is blind rather than reporting no findings.
+func TestGKEWatchesAreBlind(t *testing.T) {
+	db := scenarioDB(t, "samples/watch-rewind")
+	if _, err := db.ExecContext(context.Background(), `UPDATE audit_events SET envelope = 'gke-logentry', request_uri = NULL,
+		watch_rv = NULL, resource_version = NULL, resource_version_match = NULL, timeout_seconds = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), db, builtin(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := coverageOfRule(t, rep, "watch-rewind")
+	if c.Status != rules.Blind || !strings.Contains(c.String(), "watch requests come from GKE log entries, which carry no request URI") {
+		t.Errorf("watch-rewind on GKE entries: %s; want blind", c)
+	}
+	var gaps strings.Builder
+	if err := writeTable(&gaps, rep, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gaps.String(), "blind: watch-rewind (") {
+		t.Errorf("the table does not say that watch-rewind is blind:\n%s", gaps.String())
+	}
+}
+
+// TestCoverageOfClusters: a rule's gaps make it blind or partial in their own cluster only, the
+// worst gap wins, and a rule without data is blind where a gap says why, else not evaluated.
+func TestCoverageOfClusters(t *testing.T) {
+	gs := []Gap{
+		{Cluster: "prod", Status: rules.Partial, Reason: "no kube-proxy watches"},
+		{Cluster: "prod", Status: rules.Blind, Reason: "no bodies"},
+		{Cluster: "staging", Status: rules.Partial, Reason: "no kube-proxy watches"},
+	}
+	got := coverageOf([]string{"dev", "prod", "staging"}, true, "", gs)
+	want := []string{"evaluated", "blind: no kube-proxy watches; no bodies", "partial: no kube-proxy watches"}
+	for i, c := range got {
+		if c.String() != want[i] {
+			t.Errorf("cluster %q: %s; want %s", c.Cluster, c, want[i])
+		}
+	}
+	o := Outcome{Rule: rules.Rule{ID: "r"}, Evaluated: true, Coverage: got}
+	if status, reason := o.CoverageSummary(); status != rules.Blind ||
+		reason != "cluster prod: no kube-proxy watches; no bodies; cluster staging: no kube-proxy watches" {
+		t.Errorf("summary %s (%s)", status, reason)
+	}
+	rep := &Report{Outcomes: []Outcome{o}}
+	if lines := rep.CoverageGaps(rules.Blind); len(lines) != 1 || lines[0] != "blind: r [prod] (no kube-proxy watches; no bodies)" {
+		t.Errorf("blind lines %q", lines)
+	}
+	none := coverageOf([]string{"prod", "staging"}, false, "no audit data", gs[1:2])
+	if none[0].String() != "blind: no bodies" || none[1].String() != "not evaluated: no audit data" {
+		t.Errorf("without data: %s, %s", none[0], none[1])
+	}
+}
