@@ -78,7 +78,7 @@ evidence AS (
                AND g.name = l.name AND g.username = l.username
     GROUP BY ALL
 )
-SELECT 'probable-election-lock' AS rule, 'info' AS severity, l.namespace, l.name,
+SELECT 'probable-election-lock' AS rule, 'info' AS severity, l.cluster, l.namespace, l.name,
        l.username || CASE WHEN l.user_agent <> '' THEN ' (' || split_part(l.user_agent, ' ', 1) || ')' ELSE '' END AS subject,
        l.first_at AS first_seen, l.last_at AS last_seen, CAST(l.writes AS BIGINT) AS count,
        struct_pack(kind := CASE l.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END,
@@ -88,4 +88,4 @@ SELECT 'probable-election-lock' AS rule, 'info' AS severity, l.namespace, l.name
        to_json(e.items) AS evidence
 FROM locks l
 JOIN evidence e USING (cluster, resource, namespace, name)
-ORDER BY l.first_at, l.namespace, l.name
+ORDER BY l.first_at, l.cluster, l.namespace, l.name
