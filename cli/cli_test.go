@@ -246,7 +246,7 @@ func TestAnalyzeExitCodesAndFlags(t *testing.T) {
 		Findings []map[string]any `json:"findings"`
 		Rules    []map[string]any `json:"rules"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Findings) == 0 || len(doc.Rules) != 5 {
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Findings) == 0 || len(doc.Rules) != 6 {
 		t.Fatalf("-o json: %v %s", err, r.stdout)
 	}
 	for _, k := range []string{"rule", "severity", "namespace", "name", "subject", "first_seen", "last_seen", "count", "summary", "evidence"} {

@@ -71,9 +71,9 @@ func TestAnalyzeFormatsGolden(t *testing.T) {
 		if rows[0][0] != "finding" || rows[1][2] != "election-lock-churn" || len(rows[3]) != 0 || rows[4][0] != "report" {
 			t.Errorf("summary rows %q", rows[:5])
 		}
-		assertDateCell(t, f, "Summary", "G2")
 		assertDateCell(t, f, "Summary", "H2")
-		if typ, _ := f.GetCellType("Summary", "I2"); typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
+		assertDateCell(t, f, "Summary", "I2")
+		if typ, _ := f.GetCellType("Summary", "J2"); typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
 			t.Errorf("count cell type %v, want a number", typ)
 		}
 		panes, _ := f.GetPanes("Summary")
@@ -95,7 +95,7 @@ func TestAnalyzeFormatsGolden(t *testing.T) {
 	t.Run("parquet", func(t *testing.T) {
 		path := runOut(t, "findings.parquet", "analyze", "--db", db, "-o", "parquet")
 		types, csvText := readParquet(t, path)
-		if want := "VARCHAR VARCHAR VARCHAR VARCHAR VARCHAR TIMESTAMPTZ TIMESTAMPTZ BIGINT VARCHAR JSON"; types != want {
+		if want := "VARCHAR VARCHAR VARCHAR VARCHAR VARCHAR VARCHAR TIMESTAMPTZ TIMESTAMPTZ BIGINT VARCHAR JSON"; types != want {
 			t.Errorf("parquet column types %q, want %q", types, want)
 		}
 		if want := runCLI(t, "analyze", "--db", db, "-o", "csv").stdout; csvText != want {

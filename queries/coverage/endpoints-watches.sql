@@ -22,6 +22,6 @@ watches AS (
 SELECT w.cluster, 'partial' AS coverage,
        CASE WHEN coalesce(x.n, 0) = 0
             THEN 'no watches of endpoints are in the audit log (excluded by the policy?): fan-out unknown'
-            ELSE 'kube-proxy''s endpoints watches are not in the audit log (excluded by the policy, or open across all of it): fan-out undercounted' END AS reason
+            ELSE 'no kube-proxy endpoints watch starts in the audit log: fan-out undercounted' END AS reason
 FROM writes w LEFT JOIN watches x USING (cluster)
 WHERE coalesce(x.kube_proxy, 0) = 0
