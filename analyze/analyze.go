@@ -66,7 +66,7 @@ type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
 	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, namespace, name, subject
-	Inputs       []Input      // the tables analysed that hold rows, in store.Tables order
+	Inputs       []Input      // the tables analysed that hold rows, in schema order
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
 	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
@@ -111,12 +111,12 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	}
 	defer sandbox.Close()
 	rep := &Report{Since: opt.Since, Until: opt.Until}
-	if rep.Inputs, err = countInputs(ctx, sandbox); err != nil {
+	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
 		out := Outcome{Rule: r}
-		empty, err := emptyInputs(ctx, sandbox, r.Inputs)
+		empty, err := emptyInputs(ctx, db.Schema, sandbox, r.Inputs)
 		if err != nil {
 			out.Err = err
 			out.Reason = "failed: " + err.Error()
@@ -124,7 +124,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 			continue
 		}
 		if len(empty) == len(r.Inputs) {
-			out.Reason = "no " + evidenceKinds(empty) + " data"
+			out.Reason = "no " + evidenceKinds(db.Schema, empty) + " data"
 			rep.Outcomes = append(rep.Outcomes, out)
 			continue
 		}
@@ -171,10 +171,10 @@ func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 }
 
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".
-func evidenceKinds(tables []string) string {
+func evidenceKinds(schema store.Schema, tables []string) string {
 	var kinds []string
 	for _, t := range tables {
-		table, _ := store.Lookup(t)
+		table, _ := schema.Lookup(t)
 		k := table.Evidence
 		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
@@ -183,9 +183,9 @@ func evidenceKinds(tables []string) string {
 	return strings.Join(kinds, " or ")
 }
 
-// countInputs counts the rows of every kubesift table and keeps those that have some.
-func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
-	counts, err := store.CountRows(ctx, conn)
+// countInputs counts the rows of every table of schema and keeps those that have some.
+func countInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox) ([]Input, error) {
+	counts, err := schema.CountRows(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -199,10 +199,10 @@ func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
 }
 
 // emptyInputs returns the input tables without rows.
-func emptyInputs(ctx context.Context, conn *store.Sandbox, inputs []string) ([]string, error) {
+func emptyInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []string) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
-		has, err := store.HasRows(ctx, conn, t)
+		has, err := schema.HasRows(ctx, conn, t)
 		if err != nil {
 			return nil, err
 		}
