@@ -70,7 +70,7 @@ type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
 	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, cluster, namespace, name, subject
-	Inputs       []Input      // the tables analysed that hold rows, in store.Tables order
+	Inputs       []Input      // the tables analysed that hold rows, in schema order
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
 	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
@@ -118,7 +118,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	}
 	defer sandbox.Close()
 	rep := &Report{Since: opt.Since, Until: opt.Until}
-	if rep.Inputs, err = countInputs(ctx, sandbox); err != nil {
+	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
 		return nil, err
 	}
 	clusterNames, err := clusters(ctx, sandbox)
@@ -126,7 +126,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	for _, r := range rs {
-		out, findings := evaluate(ctx, sandbox, r, opt)
+		out, findings := evaluate(ctx, db.Schema, sandbox, r, opt)
 		if out.Err == nil {
 			gs, err := gaps(ctx, sandbox, r, opt)
 			if err != nil {
@@ -160,16 +160,16 @@ func sortFindings(findings []Finding) {
 }
 
 // evaluate runs one rule: not evaluated when its input tables are all empty.
-func evaluate(ctx context.Context, sandbox *store.Sandbox, r rules.Rule, opt Options) (Outcome, []Finding) {
+func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, r rules.Rule, opt Options) (Outcome, []Finding) {
 	out := Outcome{Rule: r}
-	empty, err := emptyInputs(ctx, sandbox, r.Inputs)
+	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs)
 	if err != nil {
 		out.Err = err
 		out.Reason = "failed: " + err.Error()
 		return out, nil
 	}
 	if len(empty) == len(r.Inputs) {
-		out.Reason = "no " + evidenceKinds(empty) + " data"
+		out.Reason = "no " + evidenceKinds(schema, empty) + " data"
 		return out, nil
 	}
 	var peak peakRSS
@@ -206,10 +206,10 @@ func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 }
 
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".
-func evidenceKinds(tables []string) string {
+func evidenceKinds(schema store.Schema, tables []string) string {
 	var kinds []string
 	for _, t := range tables {
-		table, _ := store.Lookup(t)
+		table, _ := schema.Lookup(t)
 		k := table.Evidence
 		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
@@ -218,9 +218,9 @@ func evidenceKinds(tables []string) string {
 	return strings.Join(kinds, " or ")
 }
 
-// countInputs counts the rows of every kubesift table and keeps those that have some.
-func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
-	counts, err := store.CountRows(ctx, conn)
+// countInputs counts the rows of every table of schema and keeps those that have some.
+func countInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox) ([]Input, error) {
+	counts, err := schema.CountRows(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +234,10 @@ func countInputs(ctx context.Context, conn *store.Sandbox) ([]Input, error) {
 }
 
 // emptyInputs returns the input tables without rows.
-func emptyInputs(ctx context.Context, conn *store.Sandbox, inputs []string) ([]string, error) {
+func emptyInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []string) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
-		has, err := store.HasRows(ctx, conn, t)
+		has, err := schema.HasRows(ctx, conn, t)
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func builtin(t *testing.T) []rules.Rule {
 
 func scenarioDB(t *testing.T, dir string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestScenarioGoldens(t *testing.T) {
 // TestRulesOnEmptyTables: every query runs on empty tables, returns the contract columns and
 // no rows; and analyze reports the rules as not evaluated.
 func TestRulesOnEmptyTables(t *testing.T) {
-	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 			t.Errorf("%s column types %v, want %v", r.ID, got, want)
 		}
 		for _, in := range r.Inputs {
-			if _, ok := store.Lookup(in); !ok {
+			if _, ok := ingest.Schema().Lookup(in); !ok {
 				t.Errorf("%s: input %q is not a table", r.ID, in)
 			}
 		}
@@ -145,7 +145,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 // TestFailingRuleKeepsTheOthers: a rule whose query fails is reported with its error; the rules
 // before and after it still run and keep their findings.
 func TestFailingRuleKeepsTheOthers(t *testing.T) {
-	db, err := store.Open(context.Background(), store.InMemory, store.Options{})
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

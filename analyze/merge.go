@@ -1,10 +1,6 @@
 package analyze
 
-import (
-	"errors"
-
-	"github.com/kubesift/kubesift/store"
-)
+import "errors"
 
 // Merge combines the reports of the same rules run separately over parts of the evidence (each
 // cluster of a dataset, see store.OpenDataset) into one report: the findings of all, the row
@@ -16,6 +12,7 @@ func Merge(reps []*Report) *Report {
 	}
 	out := &Report{}
 	rows := map[string]int64{}
+	var order []string // tables in schema order, as each report lists them
 	for i, rep := range reps {
 		if i == 0 {
 			out.Since, out.Until = rep.Since, rep.Until
@@ -35,13 +32,14 @@ func Merge(reps []*Report) *Report {
 		}
 		out.Findings = append(out.Findings, rep.Findings...)
 		for _, in := range rep.Inputs {
+			if _, seen := rows[in.Table]; !seen {
+				order = append(order, in.Table)
+			}
 			rows[in.Table] += in.Rows
 		}
 	}
-	for _, t := range store.Tables {
-		if n := rows[t.Name]; n > 0 {
-			out.Inputs = append(out.Inputs, Input{t.Name, n})
-		}
+	for _, table := range order {
+		out.Inputs = append(out.Inputs, Input{table, rows[table]})
 	}
 	sortFindings(out.Findings)
 	return out

@@ -53,8 +53,8 @@ func (n planNode) table() string {
 // aggregate, which yields one row whatever it reads.
 func (n planNode) eventTables() []string {
 	var out []string
-	if t := n.table(); t != "" && store.TimeColumn(t) != "" {
-		out = append(out, t)
+	if t, ok := ingest.Schema().Lookup(n.table()); ok && t.TimeColumn != "" {
+		out = append(out, t.Name)
 	}
 	if n.Name == "UNGROUPED_AGGREGATE" {
 		return nil
@@ -86,7 +86,7 @@ var nestedLoops = []string{"NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN", "CROSS_PRODU
 // database still reads all of it.
 func TestRulePlans(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

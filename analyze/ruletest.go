@@ -24,9 +24,9 @@ type TestResult struct {
 	Err        error // nil when the case passed
 }
 
-// RunTests runs every case of tf against its rule from rs, each on a fresh in-memory database.
-// load may be nil when no case has files.
-func RunTests(ctx context.Context, tf *rules.TestFile, rs []rules.Rule, load Loader) []TestResult {
+// RunTests runs every case of tf against its rule from rs, each on a fresh in-memory database
+// with the tables of schema. load may be nil when no case has files.
+func RunTests(ctx context.Context, tf *rules.TestFile, rs []rules.Rule, schema store.Schema, load Loader) []TestResult {
 	i := slices.IndexFunc(rs, func(r rules.Rule) bool { return r.ID == tf.Rule })
 	var out []TestResult
 	for _, c := range tf.Tests {
@@ -34,15 +34,15 @@ func RunTests(ctx context.Context, tf *rules.TestFile, rs []rules.Rule, load Loa
 		if i < 0 {
 			res.Err = fmt.Errorf("rule %q is not loaded", tf.Rule)
 		} else {
-			res.Err = runCase(ctx, tf, c, rs[i], load)
+			res.Err = runCase(ctx, tf, c, rs[i], schema, load)
 		}
 		out = append(out, res)
 	}
 	return out
 }
 
-func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.Rule, load Loader) error {
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
+func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.Rule, schema store.Schema, load Loader) error {
+	db, err := store.Open(ctx, store.InMemory, schema, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func MatchFinding(f Finding) rules.Finding {
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go
 // through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column).
 func insertRow(ctx context.Context, db *store.DB, table string, row map[string]any) error {
-	t, ok := store.Lookup(table)
+	t, ok := db.Schema.Lookup(table)
 	if !ok {
 		return fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
@@ -159,10 +159,10 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 }
 
 // CheckQueries runs every rule's query and the coverage queries of its needs on an empty
-// database: a syntax error, an unknown table or column, a broken column contract or summary
-// template shows up here, before any data is loaded.
-func CheckQueries(ctx context.Context, rs []rules.Rule) error {
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
+// database with the tables of schema: a syntax error, an unknown table or column, a broken column
+// contract or summary template shows up here, before any data is loaded.
+func CheckQueries(ctx context.Context, schema store.Schema, rs []rules.Rule) error {
+	db, err := store.Open(ctx, store.InMemory, schema, store.Options{})
 	if err != nil {
 		return err
 	}

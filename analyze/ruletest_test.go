@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 )
 
@@ -34,7 +35,7 @@ func TestBuiltinRuleTests(t *testing.T) {
 			t.Errorf("%s: %d positive and %d negative cases; every rule needs both", tf.Name, positive, negative)
 		}
 		t.Run(r.ID, func(t *testing.T) {
-			for _, res := range RunTests(context.Background(), tf, rs, nil) {
+			for _, res := range RunTests(context.Background(), tf, rs, ingest.Schema(), nil) {
 				if res.Err != nil {
 					t.Errorf("%s: %q:\n%v", res.File, res.Case, res.Err)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
@@ -289,7 +290,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	clusters := []string{}
 	if only != nil {
 		clusters = append(clusters, *only)
-	} else if clusters, err = store.DatasetClusters(dir); err != nil {
+	} else if clusters, err = store.DatasetClusters(dir, ingest.Schema()); err != nil {
 		return err
 	} else if len(clusters) == 0 {
 		return fmt.Errorf("dataset %s holds no partitions (cluster=…/date=…): write one with export --dataset", dir)
@@ -304,7 +305,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 		if last != nil {
 			last.Close()
 		}
-		if last, err = store.OpenDataset(ctx, dir, cl, from, to, store.Options{MemoryLimit: c.memoryLimit}); err != nil {
+		if last, err = store.OpenDataset(ctx, dir, ingest.Schema(), cl, from, to, store.Options{MemoryLimit: c.memoryLimit}); err != nil {
 			return err
 		}
 		rep, err := a.run(ctx, last)
@@ -326,7 +327,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 	if err != nil {
 		return err
 	}
-	all, err := store.DatasetDays(dir)
+	all, err := store.DatasetDays(dir, ingest.Schema())
 	if err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 		a.until = &end
 	}
 	from, to := readDays(a)
-	db, err := store.OpenDataset(ctx, dir, p.Cluster, from, to, store.Options{MemoryLimit: c.memoryLimit})
+	db, err := store.OpenDataset(ctx, dir, ingest.Schema(), p.Cluster, from, to, store.Options{MemoryLimit: c.memoryLimit})
 	if err != nil {
 		return err
 	}

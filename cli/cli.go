@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -172,13 +173,13 @@ func (e *env) logWriter(quiet bool) io.Writer {
 
 // openDB opens the database and says when opening it removed the rows of an interrupted load.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
-	db, err := store.Open(ctx, path, store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
+	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
 	if err != nil {
 		return nil, err
 	}
 	if len(db.Repaired) > 0 {
 		var parts []string
-		for _, t := range store.Tables {
+		for _, t := range db.Schema {
 			if n := db.Repaired[t.Name]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, t.Name))
 			}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
-	"github.com/kubesift/kubesift/store"
 )
 
 // writeCLIDoc writes docs/cli.md: every verb with its usage and its flags, taken from the flag
@@ -105,7 +105,7 @@ func writeRulesDoc(w io.Writer, rs []rules.Rule) error {
 		b.WriteString("Evidence it reads (it runs when one of these tables has rows, else it is reported as not evaluated):\n\n")
 		for _, t := range r.Inputs {
 			fmt.Fprintf(&b, "- [`%s`](schema.md#%s)", t, t)
-			if table, ok := store.Lookup(t); ok {
+			if table, ok := ingest.Schema().Lookup(t); ok {
 				fmt.Fprintf(&b, ": %s", escapeHTML(firstSentence(table.Doc)))
 			}
 			b.WriteString("\n")

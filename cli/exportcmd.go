@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
 	"github.com/kubesift/kubesift/tabular"
 )
@@ -63,7 +64,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	var whole []string
 	for i, t := range chosen {
 		queries[i] = store.SelectRows(t, since, until)
-		if (since != nil || until != nil) && store.TimeColumn(t.Name) == "" {
+		if (since != nil || until != nil) && t.TimeColumn == "" {
 			whole = append(whole, t.Name)
 		}
 	}
@@ -97,7 +98,7 @@ func checkExport(fs *pflag.FlagSet, out *outputFlag, tables []string, sinceFlag,
 		return nil, nil, nil, err
 	}
 	for _, name := range tables {
-		t, ok := store.Lookup(name)
+		t, ok := ingest.Schema().Lookup(name)
 		if !ok {
 			return nil, nil, nil, usagef("unknown table %q (see kubesift schema)", name)
 		}
@@ -114,8 +115,8 @@ func checkExport(fs *pflag.FlagSet, out *outputFlag, tables []string, sinceFlag,
 // tablesWithRows returns the tables of db that hold rows; none is an error.
 func tablesWithRows(ctx context.Context, db *store.DB) ([]store.Table, error) {
 	var chosen []store.Table
-	for _, t := range store.Tables {
-		has, err := store.HasRows(ctx, db.DB, t.Name)
+	for _, t := range db.Schema {
+		has, err := db.Schema.HasRows(ctx, db.DB, t.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -228,13 +229,13 @@ func exportDataset(ctx context.Context, e *env, fs *pflag.FlagSet, c *commonFlag
 	if err != nil {
 		return err
 	}
-	chosen := store.DatasetTables()
+	chosen := ingest.Schema().DatasetTables()
 	if len(tables) > 0 {
 		chosen = nil
 		for _, name := range tables {
-			t, ok := store.Lookup(name)
+			t, ok := ingest.Schema().Lookup(name)
 			if !ok || t.Evidence == "" {
-				return usagef("table %q is not one a dataset holds (%s)", name, strings.Join(tableNames(store.DatasetTables()), ", "))
+				return usagef("table %q is not one a dataset holds (%s)", name, strings.Join(tableNames(ingest.Schema().DatasetTables()), ", "))
 			}
 			chosen = append(chosen, t)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/internal/auditgen"
 	"github.com/kubesift/kubesift/store"
 )
@@ -222,7 +223,7 @@ func readAll(t *testing.T, path string) []byte {
 // removes the rows of interrupted loads, and says whether it had to).
 func loadState(t *testing.T, path string) (state string, repaired bool) {
 	t.Helper()
-	db, err := store.Open(context.Background(), path, store.Options{})
+	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatalf("opening %s: %v", path, err)
 	}

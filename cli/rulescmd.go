@@ -31,7 +31,7 @@ func runRules(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := analyze.CheckQueries(ctx, rs); err != nil {
+		if err := analyze.CheckQueries(ctx, ingest.Schema(), rs); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s: rules are valid\n", fs.Arg(1))
@@ -107,7 +107,7 @@ func testRules(ctx context.Context, e *env, rs []rules.Rule, paths []string) err
 	}
 	passed, failed := 0, 0
 	for _, tf := range files {
-		for _, res := range analyze.RunTests(ctx, tf, rs, load) {
+		for _, res := range analyze.RunTests(ctx, tf, rs, ingest.Schema(), load) {
 			if res.Err == nil {
 				passed++
 				fmt.Fprintf(e.stdout, "ok    %s: %s\n", res.File, res.Case)

@@ -131,7 +131,7 @@ func pruneAndCount(ctx context.Context, log io.Writer, db *store.DB, retain time
 			return nil, nil, err
 		}
 	}
-	counts, err := store.CountRows(ctx, db.DB)
+	counts, err := db.Schema.CountRows(ctx, db.DB)
 	if err != nil {
 		return nil, nil, err
 	}

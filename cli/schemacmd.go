@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -18,11 +19,12 @@ func runSchema(_ context.Context, e *env, args []string) error {
 	if err := out.validate(); err != nil {
 		return err
 	}
-	tables := store.Tables
+	schema := ingest.Schema()
+	tables := []store.Table(schema)
 	if fs.NArg() > 0 {
 		tables = nil
 		for _, name := range fs.Args() {
-			t, ok := store.Lookup(name)
+			t, ok := schema.Lookup(name)
 			if !ok {
 				return usagef("unknown table %q", name)
 			}

@@ -15,7 +15,7 @@ import (
 
 func openTestDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "test.duckdb"), store.Options{})
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "test.duckdb"), Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

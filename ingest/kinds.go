@@ -13,15 +13,16 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
-// A Loader loads one kind of evidence. A new kind is a package under ingest/ with a Loader, its
-// tables in store, and its line in loaders.
+// A Loader loads one kind of evidence. A new kind is a package under ingest/ with a Loader that
+// declares its tables, and its line in loaders.
 type Loader interface {
 	// Kind names the evidence for --kind, ingest_files and ingest_errors.
 	Kind() string
 	// Detect reports whether a file with this name and first bytes (decompressed) is this
 	// evidence.
 	Detect(name string, head []byte) bool
-	// Tables are the tables Load writes, with their time column and dedupe key.
+	// Tables are the tables Load writes, with their time column and dedupe key; Schema gathers
+	// them into the database's tables.
 	Tables() []store.Table
 	// Resumable says whether a file that grew since its last load is read on from where that
 	// load stopped (EndOffset); otherwise a file loaded before is skipped.
@@ -36,6 +37,16 @@ var loaders = []Loader{
 	audit.Loader{},
 	k8sobj.Loader{},
 	conntrack.Loader{},
+}
+
+// Schema is the tables of a kubesift database: every loader's tables, grouped by evidence, and
+// kubesift's own. It is what store.Open creates and `kubesift schema` documents.
+func Schema() store.Schema {
+	var tables []store.Table
+	for _, l := range loaders {
+		tables = append(tables, l.Tables()...)
+	}
+	return store.NewSchema(tables...)
 }
 
 // Kind names a kind of evidence: the Kind of a Loader, or KindAuto.

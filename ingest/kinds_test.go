@@ -2,17 +2,16 @@ package ingest
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/kubesift/kubesift/store"
 )
 
-// TestLoadersCoverTheEvidenceTables: every table that holds evidence is written by a loader, and
-// each loader's kind is its own and detects its committed samples.
+// TestLoadersCoverTheEvidenceTables: the schema holds every loader's tables and kubesift's own,
+// and each loader's kind is its own and detects its committed samples.
 func TestLoadersCoverTheEvidenceTables(t *testing.T) {
-	declared := map[string]bool{}
+	schema := Schema()
 	var kinds []string
 	for _, l := range loaders {
 		if slices.Contains(kinds, l.Kind()) {
@@ -20,12 +19,17 @@ func TestLoadersCoverTheEvidenceTables(t *testing.T) {
 		}
 		kinds = append(kinds, l.Kind())
 		for _, tb := range l.Tables() {
-			declared[tb.Name] = true
+			if tb.Evidence == "" {
+				t.Errorf("%s: table %s names no evidence", l.Kind(), tb.Name)
+			}
+			if _, ok := schema.Lookup(tb.Name); !ok {
+				t.Errorf("%s: table %s is not in the schema", l.Kind(), tb.Name)
+			}
 		}
 	}
-	for _, tb := range store.Tables {
-		if tb.Evidence != "" && !declared[tb.Name] {
-			t.Errorf("no loader declares %s", tb.Name)
+	for _, name := range []string{"audit_events", "conntrack_entries", "endpoint_addresses", "ingest_errors", "ingest_files", "runs"} {
+		if _, ok := schema.Lookup(name); !ok {
+			t.Errorf("the schema lacks %s", name)
 		}
 	}
 	if _, err := ParseKind("pcap"); err == nil || !strings.Contains(err.Error(), "auto, audit, endpoints, conntrack") {
@@ -50,6 +54,34 @@ func TestLoadersCoverTheEvidenceTables(t *testing.T) {
 		}
 		if got, ok := DetectKind(inputs[0].Path, head[:min(len(head), 64<<10)]); !ok || got != want {
 			t.Errorf("DetectKind(%s) = %q, %v; want %s", inputs[0].Path, got, ok, want)
+		}
+	}
+}
+
+var aliasedColumn = regexp.MustCompile(`%\[1\]s\.(\w+)`)
+
+// TestTableMetadata checks that every evidence table says when its rows were observed and how a
+// row is told from a duplicate, with columns the table has.
+func TestTableMetadata(t *testing.T) {
+	for _, tb := range Schema() {
+		cols := tb.ColumnNames()
+		if tb.TimeColumn != "" && !slices.Contains(cols, tb.TimeColumn) {
+			t.Errorf("%s: time column %s is not a column", tb.Name, tb.TimeColumn)
+		}
+		if tb.Evidence == "" {
+			continue
+		}
+		if tb.TimeColumn == "" || len(tb.DedupeKey) == 0 {
+			t.Errorf("%s holds %s evidence but has no time column or no dedupe key", tb.Name, tb.Evidence)
+		}
+		for _, k := range tb.DedupeKey {
+			name := k
+			if m := aliasedColumn.FindStringSubmatch(k); m != nil {
+				name = m[1]
+			}
+			if !slices.Contains(cols, name) {
+				t.Errorf("%s: dedupe key item %q names no column", tb.Name, k)
+			}
 		}
 	}
 }

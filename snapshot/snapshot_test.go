@@ -185,7 +185,7 @@ func TestSnapshotIngests(t *testing.T) {
 	if _, err := Take(ctx, fake.NewClientset(objects()...), dir, Options{Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,10 @@ const (
 	datasetRowGroupBytes = "64MB"
 )
 
-// DatasetTables returns the tables a dataset holds: those filled by evidence.
-func DatasetTables() []Table {
+// DatasetTables returns the tables of s a dataset holds: those filled by evidence.
+func (s Schema) DatasetTables() []Table {
 	var out []Table
-	for _, t := range Tables {
+	for _, t := range s {
 		if t.Evidence != "" {
 			out = append(out, t)
 		}
@@ -183,13 +183,13 @@ func partitionValues(rel string) (cluster, date string, err error) {
 }
 
 // DatasetDays returns the (cluster, day) partitions that have files in the dataset dir, of
-// any table, sorted by cluster and day (Table and Replaced unset).
-func DatasetDays(dir string) ([]DatasetPartition, error) {
+// any table of schema, sorted by cluster and day (Table and Replaced unset).
+func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading dataset: %w", err)
 	}
 	var days []DatasetPartition
-	for _, t := range DatasetTables() {
+	for _, t := range schema.DatasetTables() {
 		dirs, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*", "date=*"))
 		if err != nil {
 			return nil, err
@@ -214,9 +214,9 @@ func DatasetDays(dir string) ([]DatasetPartition, error) {
 	return days, nil
 }
 
-// DatasetClusters returns the clusters that have files in the dataset dir, sorted.
-func DatasetClusters(dir string) ([]string, error) {
-	days, err := DatasetDays(dir)
+// DatasetClusters returns the clusters that have files (of tables of schema) in the dataset dir, sorted.
+func DatasetClusters(dir string, schema Schema) ([]string, error) {
+	days, err := DatasetDays(dir, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func DatasetClusters(dir string) ([]string, error) {
 // skips the other clusters' and days' files (the views filter on the partition keys). Only dir
 // (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
 // and a table the dataset has no files for is an empty view.
-func OpenDataset(ctx context.Context, dir, cluster string, from, to *time.Time, opt Options) (*DB, error) {
+func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string, from, to *time.Time, opt Options) (*DB, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func OpenDataset(ctx context.Context, dir, cluster string, from, to *time.Time, 
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
 	opt.ReadOnly = true // no tables: the views below stand for them
-	db, err := Open(ctx, InMemory, opt)
+	db, err := Open(ctx, InMemory, schema, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func OpenDataset(ctx context.Context, dir, cluster string, from, to *time.Time, 
 			return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, stmt, err)
 		}
 	}
-	for _, t := range Tables {
+	for _, t := range schema {
 		view, err := db.datasetView(ctx, abs, t, cluster, from, to)
 		if err == nil {
 			_, err = db.ExecContext(ctx, view)

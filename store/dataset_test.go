@@ -10,12 +10,26 @@ import (
 	"time"
 )
 
+// The dataset tests' tables: events with a cluster column and the column types a view must
+// reproduce, and limits without one.
+var (
+	datasetEvents = Table{Name: "audit_events", Evidence: "audit", TimeColumn: "stage_at", Columns: []Column{
+		{Name: "audit_id", Type: "VARCHAR", Doc: ""}, {Name: "stage", Type: "VARCHAR", Doc: ""}, {Name: "verb", Type: "VARCHAR", Doc: ""}, {Name: "cluster", Type: "VARCHAR", Doc: ""},
+		{Name: "stage_at", Type: "TIMESTAMPTZ", Doc: ""}, {Name: "annotations", Type: "MAP(VARCHAR, VARCHAR)", Doc: ""}, {Name: "request_object", Type: "JSON", Doc: ""},
+		{Name: "groups", Type: "VARCHAR[]", Doc: ""}, {Name: "load_id", Type: "BIGINT", Doc: ""},
+	}}
+	datasetLimits = Table{Name: "conntrack_limits", Evidence: "conntrack", TimeColumn: "captured_at", Columns: []Column{
+		{Name: "node", Type: "VARCHAR", Doc: ""}, {Name: "captured_at", Type: "TIMESTAMPTZ", Doc: ""}, {Name: "load_id", Type: "BIGINT", Doc: ""},
+	}}
+	datasetSchema = NewSchema(datasetEvents, datasetLimits)
+)
+
 // datasetDB returns a database file with audit events of clusters "prod/eu 1" and "" (unknown) and
 // conntrack limits (a table without a cluster column) over two days.
 func datasetDB(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), Options{})
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), datasetSchema, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +77,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	tables := []Table{auditEventsTable, conntrackLimits()}
+	tables := []Table{datasetEvents, datasetLimits}
 	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +115,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	if got := datasetFiles(t, dir); len(got) != len(want) {
 		t.Fatalf("after re-export: %v", got)
 	}
-	ds, err := OpenDataset(ctx, dir, "prod/eu 1", nil, nil, Options{})
+	ds, err := OpenDataset(ctx, dir, datasetSchema, "prod/eu 1", nil, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,20 +126,15 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	}
 }
 
-func conntrackLimits() Table {
-	t, _ := Lookup("conntrack_limits")
-	return t
-}
-
 func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
+	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	ds, err := OpenDataset(ctx, dir, "", &day, &day, Options{})
+	ds, err := OpenDataset(ctx, dir, datasetSchema, "", &day, &day, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +146,7 @@ func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
 	if n := count(t, ds, "SELECT count(*) FROM conntrack_limits"); n != 0 {
 		t.Errorf("conntrack_limits of 2026-11-21 seen in 2026-11-22: %d", n)
 	}
-	for _, table := range Tables {
+	for _, table := range datasetSchema {
 		if got, want := columnTypes(t, ds, table.Name), columnTypes(t, db, table.Name); got != want {
 			t.Errorf("view %s:\n%s\nwant (as in the database)\n%s", table.Name, got, want)
 		}
@@ -182,14 +191,14 @@ func TestDatasetClusters(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
+	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := DatasetClusters(dir)
+	got, err := DatasetClusters(dir, datasetSchema)
 	if err != nil || strings.Join(got, ",") != ",prod/eu 1" {
 		t.Fatalf("clusters %q, %v", got, err)
 	}
-	if _, err := DatasetClusters(filepath.Join(dir, "missing")); err == nil {
+	if _, err := DatasetClusters(filepath.Join(dir, "missing"), datasetSchema); err == nil {
 		t.Error("a missing dataset has no error")
 	}
 }
@@ -210,10 +219,10 @@ func TestDatasetDays(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, DatasetTables(), nil, nil); err != nil {
+	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	days, err := DatasetDays(dir)
+	days, err := DatasetDays(dir, datasetSchema)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ const LoadIDSequence = "load_ids"
 // audit_events, then audit_events without ingest_files). A load writes its ingest_files row last,
 // so a load without that row is exactly one that never committed whole: Open removes its rows.
 
-// loadTables returns the tables whose rows belong to a load: those with a load_id column,
+// loadTables returns the tables of db whose rows belong to a load: those with a load_id column,
 // ingest_files excepted.
-func loadTables() []string {
+func (db *DB) loadTables() []string {
 	var out []string
-	for _, t := range Tables {
+	for _, t := range db.Schema {
 		if t.Name != ingestFilesTable.Name && slices.Contains(t.ColumnNames(), "load_id") {
 			out = append(out, t.Name)
 		}
@@ -41,7 +41,7 @@ func (db *DB) createLoadIDSequence(ctx context.Context) error {
 		return err
 	}
 	var maxID int64
-	for _, t := range append(loadTables(), ingestFilesTable.Name) {
+	for _, t := range append(db.loadTables(), ingestFilesTable.Name) {
 		var m sql.NullInt64
 		if err := db.QueryRowContext(ctx, "SELECT max(load_id) FROM "+t).Scan(&m); err != nil {
 			return fmt.Errorf("reading the load ids of %s: %w", t, err)
@@ -58,7 +58,7 @@ func (db *DB) createLoadIDSequence(ctx context.Context) error {
 // orphanRows counts, per table, the rows of loads that never committed whole.
 func (db *DB) orphanRows(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}
-	for _, t := range loadTables() {
+	for _, t := range db.loadTables() {
 		var n int64
 		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE "+orphanCondition).Scan(&n); err != nil {
 			return nil, fmt.Errorf("checking %s for rows of interrupted loads: %w", t, err)

@@ -13,16 +13,15 @@ func TestRepairRemovesInterruptedLoads(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
 	for _, readOnly := range []bool{false, true} {
-		db, err := Open(ctx, path, Options{})
+		db, err := Open(ctx, path, testSchema, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, stmt := range []string{
-			"DELETE FROM ingest_files", "DELETE FROM audit_events", "DELETE FROM endpoint_addresses", "DELETE FROM ingest_errors",
+			"DELETE FROM ingest_files", "DELETE FROM observations", "DELETE FROM ingest_errors",
 			"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'a.log')",
-			"INSERT INTO audit_events (audit_id, load_id) VALUES ('a', 1), ('b', 1)",
-			"INSERT INTO audit_events (audit_id, load_id) VALUES ('c', 2)",
-			"INSERT INTO endpoint_addresses (ip, load_id) VALUES ('10.0.0.1', 2), ('10.0.0.2', 2)",
+			"INSERT INTO observations (id, load_id) VALUES ('a', 1), ('b', 1)",
+			"INSERT INTO observations (id, load_id) VALUES ('c', 2), ('d', 2), ('e', 2)",
 			"INSERT INTO ingest_errors (line, load_id) VALUES (3, 2)",
 		} {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
@@ -30,18 +29,18 @@ func TestRepairRemovesInterruptedLoads(t *testing.T) {
 			}
 		}
 		db.Close()
-		db, err = Open(ctx, path, Options{ReadOnly: readOnly})
+		db, err = Open(ctx, path, testSchema, Options{ReadOnly: readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int64{"audit_events": 1, "endpoint_addresses": 2, "ingest_errors": 1}
+		want := map[string]int64{"observations": 3, "ingest_errors": 1}
 		if !maps.Equal(db.Repaired, want) {
 			t.Errorf("read-only %v: repaired %v, want %v", readOnly, db.Repaired, want)
 		}
-		var events, addresses, loads int
-		db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM audit_events WHERE load_id = 1), (SELECT count(*) FROM endpoint_addresses), (SELECT count(*) FROM ingest_files)").Scan(&events, &addresses, &loads)
-		if events != 2 || addresses != 0 || loads != 1 {
-			t.Errorf("read-only %v: after the repair %d events of load 1, %d addresses, %d loads", readOnly, events, addresses, loads)
+		var kept, orphans, loads int
+		db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM observations WHERE load_id = 1), (SELECT count(*) FROM observations WHERE load_id = 2), (SELECT count(*) FROM ingest_files)").Scan(&kept, &orphans, &loads)
+		if kept != 2 || orphans != 0 || loads != 1 {
+			t.Errorf("read-only %v: after the repair %d observations of load 1, %d of load 2, %d loads", readOnly, kept, orphans, loads)
 		}
 		db.Close()
 	}
@@ -52,21 +51,21 @@ func TestRepairRemovesInterruptedLoads(t *testing.T) {
 func TestLoadIDSequenceStartsPastExistingIDs(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, Options{})
+	db, err := Open(ctx, path, testSchema, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
 		"DROP SEQUENCE " + LoadIDSequence,
 		"INSERT INTO ingest_files (load_id) VALUES (5)",
-		"INSERT INTO conntrack_entries (node, load_id) VALUES ('n', 7)",
+		"INSERT INTO observations (id, load_id) VALUES ('n', 7)",
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
 	db.Close()
-	if db, err = Open(ctx, path, Options{}); err != nil {
+	if db, err = Open(ctx, path, testSchema, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()

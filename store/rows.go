@@ -19,10 +19,10 @@ type TableRows struct {
 	Rows  int64
 }
 
-// CountRows returns the number of rows of every kubesift table, in schema order.
-func CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error) {
-	out := make([]TableRows, 0, len(Tables))
-	for _, t := range Tables {
+// CountRows returns the number of rows of every table of s, in schema order.
+func (s Schema) CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error) {
+	out := make([]TableRows, 0, len(s))
+	for _, t := range s {
 		var n int64
 		if err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
 			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
@@ -32,9 +32,9 @@ func CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error) {
 	return out, nil
 }
 
-// HasRows reports whether the kubesift table named table holds a row.
-func HasRows(ctx context.Context, q RowQuerier, table string) (bool, error) {
-	if _, ok := Lookup(table); !ok {
+// HasRows reports whether the table of s named table holds a row.
+func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string) (bool, error) {
+	if _, ok := s.Lookup(table); !ok {
 		return false, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
 	var has bool
@@ -48,7 +48,7 @@ func HasRows(ctx context.Context, q RowQuerier, table string) (bool, error) {
 // unbounded), all of them when t has no time column. The times are formatted into the SQL, as
 // COPY takes no parameters; they are times, not text.
 func SelectRows(t Table, since, until *time.Time) string {
-	col := TimeColumn(t.Name)
+	col := t.TimeColumn
 	q := "SELECT * FROM " + t.Name
 	if col == "" || (since == nil && until == nil) {
 		return q

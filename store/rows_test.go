@@ -9,7 +9,7 @@ import (
 
 func openMemory(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), InMemory, Options{})
+	db, err := Open(context.Background(), InMemory, testSchema, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestCountAndSelectRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	counts, err := CountRows(ctx, db.DB)
-	if err != nil || len(counts) != len(Tables) {
+	counts, err := testSchema.CountRows(ctx, db.DB)
+	if err != nil || len(counts) != len(testSchema) {
 		t.Fatalf("%d counts, %v", len(counts), err)
 	}
 	for _, c := range counts {
@@ -63,16 +63,16 @@ func TestCountAndSelectRows(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", c.Table, c.Rows, want)
 		}
 	}
-	if has, err := HasRows(ctx, db.DB, "runs"); err != nil || !has {
+	if has, err := testSchema.HasRows(ctx, db.DB, "runs"); err != nil || !has {
 		t.Errorf("runs has rows: %v, %v", has, err)
 	}
-	if has, err := HasRows(ctx, db.DB, "audit_events"); err != nil || has {
-		t.Errorf("audit_events has rows: %v, %v", has, err)
+	if has, err := testSchema.HasRows(ctx, db.DB, "observations"); err != nil || has {
+		t.Errorf("observations has rows: %v, %v", has, err)
 	}
-	if _, err := HasRows(ctx, db.DB, "runs; DROP TABLE runs"); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
+	if _, err := testSchema.HasRows(ctx, db.DB, "runs; DROP TABLE runs"); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
 		t.Errorf("an unknown table: %v", err)
 	}
-	runs, _ := Lookup("runs")
+	runs, _ := testSchema.Lookup("runs")
 	since, until := time.Date(2026, 11, 21, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		since, until *time.Time
@@ -83,7 +83,7 @@ func TestCountAndSelectRows(t *testing.T) {
 			t.Errorf("since %v until %v: %d rows, %v; want %d", tc.since, tc.until, n, err, tc.want)
 		}
 	}
-	errs, _ := Lookup("ingest_errors")
+	errs, _ := testSchema.Lookup("ingest_errors")
 	if q := SelectRows(errs, &since, &until); q != "SELECT * FROM ingest_errors" {
 		t.Errorf("a table without time column: %s", q)
 	}

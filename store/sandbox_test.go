@@ -49,7 +49,7 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "k.duckdb")
-			w, err := Open(ctx, path, Options{})
+			w, err := Open(ctx, path, testSchema, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,16 +61,16 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 			switch mode {
 			case "read-only":
 				w.Close()
-				db, err = Open(ctx, path, Options{ReadOnly: true})
+				db, err = Open(ctx, path, testSchema, Options{ReadOnly: true})
 			case "read-write":
 				db = w
 			case "no-spill": // no temp directory beside the database: the sandbox has no file access at all
 				w.Close()
 				os.WriteFile(path+".tmp", nil, 0o600)
-				db, err = Open(ctx, path, Options{ReadOnly: true})
+				db, err = Open(ctx, path, testSchema, Options{ReadOnly: true})
 			case "in-memory":
 				w.Close()
-				db, err = Open(ctx, InMemory, Options{})
+				db, err = Open(ctx, InMemory, testSchema, Options{})
 				if err == nil {
 					_, err = db.ExecContext(ctx, "INSERT INTO runs (started_at, files) VALUES (now(), 7)")
 				}

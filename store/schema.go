@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,11 @@ type Column struct {
 	Type string // DuckDB type, e.g. VARCHAR, BIGINT, TIMESTAMPTZ, JSON, MAP(VARCHAR, VARCHAR)
 	Doc  string
 }
+
+// ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
+// belongs to. It comes last so that a database an older kubesift created gains it on open (Open
+// adds missing columns at the end) and loads, which insert in column order, still line up.
+var ClusterColumn = Column{Name: "cluster", Type: "VARCHAR", Doc: "cluster the evidence belongs to: --cluster, or the first directory under the argument with --cluster-per-dir; for rows derived from audit events, the event's cluster; \"\" when unknown"}
 
 // Table is one documented kubesift table. The DDL and `kubesift schema` are both generated from it,
 // so the documentation cannot drift from the database.
@@ -33,8 +39,31 @@ type Table struct {
 	DedupeKey []string
 }
 
-// Tables lists every table kubesift creates, in documentation order.
-var Tables = slices.Concat([]Table{auditEventsTable}, ConntrackTables(), K8sObjectTables, []Table{ingestErrorsTable, ingestFilesTable, runsTable})
+// Schema is every table of a kubesift database, in documentation order: the evidence tables the
+// kinds of evidence declare (ingest.Schema gathers them from its loaders) grouped by evidence,
+// then kubesift's own (ingest_errors, ingest_files, runs). Open creates its tables; the DDL, `kubesift schema`,
+// retention, export and the analysis all read it.
+type Schema []Table
+
+// NewSchema returns the schema of the evidence tables, grouped by their Evidence (audit,
+// conntrack, snapshot, ...: the words of "no ... data") and in the order given within a group,
+// then kubesift's own tables. A table given twice (two loaders write it) is kept once; two
+// different tables of one name are a programming error and panic.
+func NewSchema(evidence ...Table) Schema {
+	evidence = slices.Clone(evidence)
+	slices.SortStableFunc(evidence, func(a, b Table) int { return strings.Compare(a.Evidence, b.Evidence) })
+	var s Schema
+	for _, t := range slices.Concat(evidence, []Table{ingestErrorsTable, ingestFilesTable, runsTable}) {
+		if have, ok := s.Lookup(t.Name); ok {
+			if !reflect.DeepEqual(have, t) {
+				panic(fmt.Sprintf("two different tables are named %s", t.Name))
+			}
+			continue
+		}
+		s = append(s, t)
+	}
+	return s
+}
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t.
 func (t Table) DDL() string {
@@ -61,20 +90,12 @@ func (t Table) ColumnNames() []string {
 }
 
 // Lookup returns the table named name.
-func Lookup(name string) (Table, bool) {
-	for _, t := range Tables {
-		if t.Name == name {
-			return t, true
-		}
+func (s Schema) Lookup(name string) (Table, bool) {
+	i := slices.IndexFunc(s, func(t Table) bool { return t.Name == name })
+	if i < 0 {
+		return Table{}, false
 	}
-	return Table{}, false
-}
-
-// TimeColumn returns the column that says when a row of table was observed, for time windows
-// and retention; "" for tables without one.
-func TimeColumn(table string) string {
-	t, _ := Lookup(table)
-	return t.TimeColumn
+	return s[i], true
 }
 
 // Prune deletes rows observed before cutoff from every table with a time column, and the
@@ -82,8 +103,8 @@ func TimeColumn(table string) string {
 // how far each file was read. It returns the number of rows deleted per table.
 func (db *DB) Prune(ctx context.Context, cutoff time.Time) (map[string]int64, error) {
 	deleted := map[string]int64{}
-	for _, t := range Tables {
-		col := TimeColumn(t.Name)
+	for _, t := range db.Schema {
+		col := t.TimeColumn
 		if col == "" || t.Name == "ingest_files" || t.Name == "runs" {
 			continue
 		}

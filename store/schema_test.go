@@ -1,41 +1,57 @@
 package store
 
 import (
-	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
-var aliasedColumn = regexp.MustCompile(`%\[1\]s\.(\w+)`)
+// observationsTable stands in for a kind's evidence table in the tests of this package, which
+// cannot import the kinds (they import store).
+var observationsTable = Table{
+	Name:       "observations",
+	Evidence:   "test",
+	TimeColumn: "seen_at",
+	DedupeKey:  []string{"id"},
+	Columns: []Column{
+		{Name: "id", Type: "VARCHAR", Doc: "what was observed"},
+		{Name: "seen_at", Type: "TIMESTAMPTZ", Doc: "when"},
+		{Name: "zone", Type: "BIGINT", Doc: "a column a later version added"},
+		{Name: "load_id", Type: "BIGINT", Doc: "the load"},
+	},
+}
 
-// TestTableMetadata checks that every evidence table says when its rows were observed and how a
-// row is told from a duplicate, with columns the table has.
-func TestTableMetadata(t *testing.T) {
-	for _, tb := range Tables {
-		cols := tb.ColumnNames()
-		if tb.TimeColumn != "" && !slices.Contains(cols, tb.TimeColumn) {
-			t.Errorf("%s: time column %s is not a column", tb.Name, tb.TimeColumn)
-		}
-		if tb.Evidence == "" {
-			continue
-		}
-		if tb.TimeColumn == "" || len(tb.DedupeKey) == 0 {
-			t.Errorf("%s holds %s evidence but has no time column or no dedupe key", tb.Name, tb.Evidence)
-		}
-		for _, k := range tb.DedupeKey {
-			name := k
-			if m := aliasedColumn.FindStringSubmatch(k); m != nil {
-				name = m[1]
-			}
-			if !slices.Contains(cols, name) {
-				t.Errorf("%s: dedupe key item %q names no column", tb.Name, k)
-			}
-		}
+var testSchema = NewSchema(observationsTable)
+
+// TestNewSchema: the evidence tables come first, grouped by evidence and in the order given
+// within a group, a table given twice is kept once, kubesift's own tables follow, and two
+// different tables of one name panic.
+func TestNewSchema(t *testing.T) {
+	other := Table{Name: "other", Evidence: "another"}
+	later := Table{Name: "later", Evidence: "test"}
+	given := []Table{observationsTable, other, later, observationsTable}
+	var names []string
+	for _, tb := range NewSchema(given...) {
+		names = append(names, tb.Name)
 	}
-	if got := TimeColumn("conntrack_events"); got != "captured_at" {
-		t.Errorf("TimeColumn(conntrack_events) = %q", got)
+	if want := []string{"other", "observations", "later", "ingest_errors", "ingest_files", "runs"}; !slices.Equal(names, want) {
+		t.Errorf("tables %v, want %v", names, want)
 	}
-	if got := TimeColumn("ingest_errors"); got != "" {
-		t.Errorf("TimeColumn(ingest_errors) = %q", got)
+	if given[0].Name != "observations" {
+		t.Errorf("NewSchema reordered its argument: %v", given)
 	}
+	if tb, ok := testSchema.Lookup("ingest_files"); !ok || tb.TimeColumn != "finished_at" {
+		t.Errorf("Lookup(ingest_files) = %+v, %v", tb, ok)
+	}
+	if _, ok := testSchema.Lookup("audit_events"); ok {
+		t.Error("Lookup found a table the schema was not given")
+	}
+	clash := observationsTable
+	clash.Columns = clash.Columns[:2]
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "two different tables are named observations") {
+			t.Errorf("two tables of one name: recovered %v", r)
+		}
+	}()
+	NewSchema(observationsTable, clash)
 }

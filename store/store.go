@@ -35,6 +35,7 @@ var ErrInUse = errors.New("database is in use by another kubesift process")
 type DB struct {
 	*sql.DB
 	Path      string
+	Schema    Schema // the tables Open made sure exist
 	connector *duckdb.Connector
 	// how it was opened, for the sandbox (see Sandboxed)
 	readOnly    bool
@@ -55,9 +56,10 @@ type Options struct {
 
 var lockHolderPID = regexp.MustCompile(`PID (\d+)`)
 
-// Open opens (creating if needed) the database at path and makes sure every table exists.
-// A database file held by another process yields an error wrapping ErrInUse.
-func Open(ctx context.Context, path string, opt Options) (*DB, error) {
+// Open opens (creating if needed) the database at path and makes sure every table of schema
+// exists, adding the columns an older kubesift did not have. A database file held by another
+// process yields an error wrapping ErrInUse.
+func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, error) {
 	if path == "" {
 		path = InMemory
 	}
@@ -124,7 +126,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, scratch: scratch}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
@@ -160,7 +162,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	// An interrupted load left rows behind: repair the file (that takes the write lock) and open
 	// it again read-only.
 	db.Close()
-	rw, err := Open(ctx, path, Options{MemoryLimit: opt.MemoryLimit})
+	rw, err := Open(ctx, path, schema, Options{MemoryLimit: opt.MemoryLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := rw.Close(); err != nil {
 		return nil, fmt.Errorf("closing %s after removing the rows of an interrupted load: %w", path, err)
 	}
-	if db, err = Open(ctx, path, opt); err != nil {
+	if db, err = Open(ctx, path, schema, opt); err != nil {
 		return nil, err
 	}
 	db.Repaired = repaired
@@ -213,7 +215,7 @@ func openError(path string, err error) error {
 }
 
 func (db *DB) createTables(ctx context.Context) error {
-	for _, t := range Tables {
+	for _, t := range db.Schema {
 		if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
 			return fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 		}

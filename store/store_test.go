@@ -13,7 +13,7 @@ func TestInMemorySpillsIntoAPrivateDirectory(t *testing.T) {
 	ctx := context.Background()
 	cwd := t.TempDir()
 	t.Chdir(cwd)
-	db, err := Open(ctx, InMemory, Options{MemoryLimit: "64MB"})
+	db, err := Open(ctx, InMemory, testSchema, Options{MemoryLimit: "64MB"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 func scenarioDB(t testing.TB, sc string) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, store.Options{})
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the duckdb driver of the baseline loads
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -51,7 +52,7 @@ func runBaseline(ctx context.Context, settings, memoryLimit, statement, dbPath, 
 			return err
 		}
 	case settingsProduct:
-		sdb, err := store.Open(ctx, dbPath, store.Options{MemoryLimit: memoryLimit})
+		sdb, err := store.Open(ctx, dbPath, ingest.Schema(), store.Options{MemoryLimit: memoryLimit})
 		if err != nil {
 			return err
 		}

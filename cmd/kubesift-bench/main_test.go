@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -51,7 +52,7 @@ func TestBaselineSettings(t *testing.T) {
 		if err := runBaseline(ctx, settings, "256MB", auditBaseline, db, input); err != nil {
 			t.Fatalf("%s: %v", settings, err)
 		}
-		sdb, err := store.Open(ctx, db, store.Options{ReadOnly: true})
+		sdb, err := store.Open(ctx, db, ingest.Schema(), store.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

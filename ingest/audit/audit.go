@@ -16,6 +16,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
+	"github.com/kubesift/kubesift/ingest/k8sobj"
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/store"
 )
@@ -35,8 +36,7 @@ func (Loader) Detect(name string, head []byte) bool { return envelopeOf(name, he
 
 // Tables are audit_events and the object tables the endpoint states go to.
 func (Loader) Tables() []store.Table {
-	audit, _ := store.Lookup("audit_events")
-	return append([]store.Table{audit}, store.K8sObjectTables...)
+	return append([]store.Table{auditEventsTable}, k8sobj.Tables...)
 }
 
 // Resumable is true: a growing or rotated log is read on from where the last load stopped.

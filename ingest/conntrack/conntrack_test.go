@@ -381,12 +381,12 @@ func TestValuesMatchSchema(t *testing.T) {
 	for i := range ke.kernel {
 		cases[4].rows = append(cases[4].rows, ke.kernel[i].Values())
 	}
-	tables := map[string]store.Table{}
-	for _, tb := range store.ConntrackTables() {
-		tables[tb.Name] = tb
+	byName := map[string]store.Table{}
+	for _, tb := range tables() {
+		byName[tb.Name] = tb
 	}
 	for _, cs := range cases {
-		tb := tables[cs.table]
+		tb := byName[cs.table]
 		cols := tb.Columns[3 : len(tb.Columns)-2] // leading node, captured_at, source_file and trailing load_id, cluster come from the glue
 		if len(cs.rows) == 0 {
 			t.Fatalf("%s: no rows", cs.table)

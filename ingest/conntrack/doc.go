@@ -1,7 +1,7 @@
 // Package conntrack parses Linux connection tracking evidence into records
 // for the kubesift tables conntrack_entries, conntrack_events,
 // conntrack_stats, conntrack_limits and kernel_events (documented in
-// store/schema_conntrack.go).
+// tables.go).
 //
 // Accepted inputs (see Format): conntrack -L in its default form and with
 // -o extended, id, ktimestamp, timestamp, save and xml; /proc/net/nf_conntrack;

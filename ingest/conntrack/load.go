@@ -23,7 +23,7 @@ func (Loader) Detect(name string, head []byte) bool {
 }
 
 // Tables are the conntrack tables.
-func (Loader) Tables() []store.Table { return store.ConntrackTables() }
+func (Loader) Tables() []store.Table { return tables() }
 
 // Resumable is false: a capture is a whole, loaded once.
 func (Loader) Resumable() bool { return false }

@@ -221,25 +221,12 @@ func (p *xmlParser) fail(format string, args ...any) {
 	}
 }
 
+// start opens an element: a <flow> starts an entry (or event), the elements inside it set its
+// direction, protocol and flags, and any other element is a leaf whose text end reads.
 func (p *xmlParser) start(t xml.StartElement) {
 	name := t.Name.Local
 	if name == "flow" {
-		p.ev = Event{}
-		p.ev.Entry.Format = FormatXML
-		p.bad, p.in, p.leaf, p.whenN, p.sawT = "", true, "", 0, [2]bool{}
-		p.line, p.off = p.src.line, p.src.off
-		p.isEv = false
-		switch attr(t, "type") {
-		case "":
-		case "new":
-			p.ev.Type, p.isEv = "NEW", true
-		case "update":
-			p.ev.Type, p.isEv = "UPDATE", true
-		case "destroy":
-			p.ev.Type, p.isEv = "DESTROY", true
-		default:
-			p.fail("unknown flow type %q", attr(t, "type"))
-		}
+		p.startFlow(attr(t, "type"))
 		return
 	}
 	if !p.in {
@@ -301,6 +288,28 @@ func (p *xmlParser) start(t xml.StartElement) {
 	}
 }
 
+// startFlow begins a new entry; a flow with a type (new, update, destroy) is an event.
+func (p *xmlParser) startFlow(typ string) {
+	p.ev = Event{}
+	p.ev.Entry.Format = FormatXML
+	p.bad, p.in, p.leaf, p.whenN, p.sawT = "", true, "", 0, [2]bool{}
+	p.line, p.off = p.src.line, p.src.off
+	p.isEv = false
+	switch typ {
+	case "":
+	case "new":
+		p.ev.Type, p.isEv = "NEW", true
+	case "update":
+		p.ev.Type, p.isEv = "UPDATE", true
+	case "destroy":
+		p.ev.Type, p.isEv = "DESTROY", true
+	default:
+		p.fail("unknown flow type %q", typ)
+	}
+}
+
+// end closes an element: a </flow> emits the entry, a leaf's closing tag sets the field it
+// names from its text.
 func (p *xmlParser) end(name string) error {
 	if !p.in {
 		return nil
@@ -315,87 +324,110 @@ func (p *xmlParser) end(name string) error {
 	p.leaf = ""
 	v := bytes.TrimSpace(p.text)
 	e := &p.ev.Entry
-	var r string
-	if p.dir < 2 {
-		tp := &e.Orig
-		if p.dir == 1 {
-			tp = &e.Reply
-		}
-		switch name {
-		case "src":
-			r = setAddr(&tp.Src, []byte("<src>"), v)
-		case "dst":
-			r = setAddr(&tp.Dst, []byte("<dst>"), v)
-		case "sport":
-			r = setNum32(&tp.SPort, []byte(name), v, 65535)
-		case "dport":
-			r = setNum32(&tp.DPort, []byte(name), v, 65535)
-		case "type":
-			r = setNum32(&tp.ICMPType, []byte(name), v, 255)
-		case "code":
-			r = setNum32(&tp.ICMPCode, []byte(name), v, 255)
-		case "id":
-			r = setNum32(&tp.ICMPID, []byte(name), v, 65535)
-		case "packets":
-			r = setNum(&tp.Packets, []byte(name), v, 1<<63-1)
-		case "bytes":
-			r = setNum(&tp.Bytes, []byte(name), v, 1<<63-1)
-		case "zone":
-			r = setNum(&tp.Zone, []byte(name), v, 65535)
-		default:
-			appendExtra(e, []byte(name+"="+string(v)))
-		}
-	} else {
-		switch name {
-		case "state":
-			st, ok := internState(v)
-			if !ok {
-				r = fmt.Sprintf("bad state %q", v)
-			}
-			e.State = st
-		case "timeout":
-			r = setNum(&e.TimeoutS, []byte(name), v, 1<<32)
-		case "mark":
-			r = setNum(&e.Mark, []byte(name), v, 1<<32-1)
-		case "zone":
-			r = setNum(&e.Zone, []byte(name), v, 65535)
-		case "use":
-			r = setNum(&e.Use, []byte(name), v, 1<<32-1)
-		case "id":
-			r = setNum(&e.ID, []byte(name), v, 1<<32-1)
-		case "deltatime":
-			r = setNum(&e.DeltaS, []byte(name), v, 1<<63-1)
-		case "start", "stop":
-			ns, ok := parseUint(v, 1<<63-1)
-			if !ok {
-				r = fmt.Sprintf("bad <%s> %q", name, v)
-				break
-			}
-			t := sql.Null[time.Time]{V: time.Unix(0, int64(ns)).UTC(), Valid: true}
-			if name == "start" {
-				e.Start = t
-			} else {
-				e.Stop = t
-			}
-		case "hour", "min", "sec", "wday", "day", "month", "year":
-			n, ok := parseUint(v, 1<<16)
-			if !ok {
-				r = fmt.Sprintf("bad <%s> %q", name, v)
-				break
-			}
-			idx := map[string]int{"year": 0, "month": 1, "day": 2, "hour": 3, "min": 4, "sec": 5, "wday": -1}[name]
-			if idx >= 0 {
-				p.when[idx] = int(n)
-				p.whenN++
-			}
-		default:
-			appendExtra(e, []byte(name+"="+string(v)))
-		}
+	var reason string
+	switch p.dir {
+	case 0:
+		reason = setTupleLeaf(e, &e.Orig, name, v)
+	case 1:
+		reason = setTupleLeaf(e, &e.Reply, name, v)
+	default:
+		reason = p.setIndependentLeaf(name, v)
 	}
-	if r != "" {
-		p.fail("%s", r)
+	if reason != "" {
+		p.fail("%s", reason)
 	}
 	return nil
+}
+
+// setTupleLeaf sets the field of tp (the original or reply tuple of e) that a leaf of a
+// <meta direction="original|reply"> names; a leaf it does not know goes to e's extra column. It
+// returns why v is not a valid value, or "".
+func setTupleLeaf(e *Entry, tp *Tuple, name string, v []byte) string {
+	switch name {
+	case "src":
+		return setAddr(&tp.Src, []byte("<src>"), v)
+	case "dst":
+		return setAddr(&tp.Dst, []byte("<dst>"), v)
+	case "sport":
+		return setNum32(&tp.SPort, []byte(name), v, 65535)
+	case "dport":
+		return setNum32(&tp.DPort, []byte(name), v, 65535)
+	case "type":
+		return setNum32(&tp.ICMPType, []byte(name), v, 255)
+	case "code":
+		return setNum32(&tp.ICMPCode, []byte(name), v, 255)
+	case "id":
+		return setNum32(&tp.ICMPID, []byte(name), v, 65535)
+	case "packets":
+		return setNum(&tp.Packets, []byte(name), v, 1<<63-1)
+	case "bytes":
+		return setNum(&tp.Bytes, []byte(name), v, 1<<63-1)
+	case "zone":
+		return setNum(&tp.Zone, []byte(name), v, 65535)
+	}
+	appendExtra(e, []byte(name+"="+string(v)))
+	return ""
+}
+
+// setIndependentLeaf sets the entry's field that a leaf of <meta direction="independent"> names
+// (state, timers, counters, the <timestamp> and <when> times); a leaf it does not know goes to
+// the extra column. It returns why v is not a valid value, or "".
+func (p *xmlParser) setIndependentLeaf(name string, v []byte) string {
+	e := &p.ev.Entry
+	switch name {
+	case "state":
+		st, ok := internState(v)
+		e.State = st
+		if !ok {
+			return fmt.Sprintf("bad state %q", v)
+		}
+		return ""
+	case "timeout":
+		return setNum(&e.TimeoutS, []byte(name), v, 1<<32)
+	case "mark":
+		return setNum(&e.Mark, []byte(name), v, 1<<32-1)
+	case "zone":
+		return setNum(&e.Zone, []byte(name), v, 65535)
+	case "use":
+		return setNum(&e.Use, []byte(name), v, 1<<32-1)
+	case "id":
+		return setNum(&e.ID, []byte(name), v, 1<<32-1)
+	case "deltatime":
+		return setNum(&e.DeltaS, []byte(name), v, 1<<63-1)
+	case "start":
+		return setUnixNano(&e.Start, name, v)
+	case "stop":
+		return setUnixNano(&e.Stop, name, v)
+	case "hour", "min", "sec", "wday", "day", "month", "year":
+		return p.setWhen(name, v)
+	}
+	appendExtra(e, []byte(name+"="+string(v)))
+	return ""
+}
+
+// setUnixNano sets dst from the nanoseconds since the epoch of a <timestamp>'s <start> or <stop>.
+func setUnixNano(dst *sql.Null[time.Time], name string, v []byte) string {
+	ns, ok := parseUint(v, 1<<63-1)
+	if !ok {
+		return fmt.Sprintf("bad <%s> %q", name, v)
+	}
+	*dst = sql.Null[time.Time]{V: time.Unix(0, int64(ns)).UTC(), Valid: true}
+	return ""
+}
+
+// setWhen records one field of the <when> wall clock (the event's time); the weekday is checked
+// but not kept.
+func (p *xmlParser) setWhen(name string, v []byte) string {
+	n, ok := parseUint(v, 1<<16)
+	if !ok {
+		return fmt.Sprintf("bad <%s> %q", name, v)
+	}
+	idx := map[string]int{"year": 0, "month": 1, "day": 2, "hour": 3, "min": 4, "sec": 5, "wday": -1}[name]
+	if idx >= 0 {
+		p.when[idx] = int(n)
+		p.whenN++
+	}
+	return ""
 }
 
 func (p *xmlParser) emit() error {

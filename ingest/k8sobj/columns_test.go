@@ -26,7 +26,7 @@ func recordColumns(t reflect.Type) []string {
 
 func TestRecordsMatchSchema(t *testing.T) {
 	tables := map[string]store.Table{}
-	for _, tb := range store.K8sObjectTables {
+	for _, tb := range Tables {
 		tables[tb.Name] = tb
 	}
 	recs := []Record{EndpointAddress{}, Service{}, Pod{}, PodProbe{}, ObjectAnnotation{}, LeaderLock{}}

@@ -21,7 +21,7 @@ func (Loader) Kind() string { return "endpoints" }
 func (Loader) Detect(_ string, head []byte) bool { return Detect(head) }
 
 // Tables are the object tables.
-func (Loader) Tables() []store.Table { return store.K8sObjectTables }
+func (Loader) Tables() []store.Table { return Tables }
 
 // Resumable is false: a snapshot is a whole, loaded once.
 func (Loader) Resumable() bool { return false }

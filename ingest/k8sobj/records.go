@@ -17,7 +17,7 @@ var CallerColumns = []string{"captured_at", "source", "source_file", "load_id"}
 // ClusterColumn is the last column of every table this package feeds, filled by the caller.
 const ClusterColumn = "cluster"
 
-// Record is one row for one of the tables documented in store/schema_endpoints.go.
+// Record is one row for one of the tables documented in tables.go.
 // Values returns the column values after CallerColumns, in table order. Values are nil (SQL NULL),
 // string, bool, int64, time.Time or map[string]string; the caller converts map[string]string to the
 // driver's MAP type (duckdb.Map) before appending.
@@ -26,7 +26,7 @@ type Record interface {
 	Values() []any
 }
 
-// Table names, as in store/schema_endpoints.go.
+// Table names, as in tables.go.
 const (
 	TableEndpointAddresses = "endpoint_addresses"
 	TableServices          = "services"

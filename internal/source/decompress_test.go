@@ -43,7 +43,7 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 	return path
 }
 
-func readAll(t *testing.T, path string) (*Source, string) {
+func readFileSource(t *testing.T, path string) (*Source, string) {
 	t.Helper()
 	src, err := Open(path)
 	if err != nil {
@@ -73,7 +73,7 @@ func corruptMiddle(t testing.TB) (data []byte, second, third int64) {
 // members after it are read, and the damaged compressed range is recorded exactly.
 func TestGzipResyncsAtNextMember(t *testing.T) {
 	data, second, third := corruptMiddle(t)
-	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	src, out := readFileSource(t, writeTemp(t, "audit.log.gz", data))
 	if !strings.HasPrefix(out, lines(1, 100)) || !strings.HasSuffix(out, lines(201, 300)) {
 		t.Fatalf("members around the damage not read whole:\n%s", out)
 	}
@@ -108,7 +108,7 @@ func TestGzipStreamResyncs(t *testing.T) {
 func TestGzipHeaderThenGarbage(t *testing.T) {
 	junk := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef, 0x11}, 200)
 	data := append(member(t, "x")[:10], junk...)
-	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	src, out := readFileSource(t, writeTemp(t, "audit.log.gz", data))
 	dmg := src.Damage()
 	if out != "" || len(dmg) != 1 || dmg[0].From != 0 || dmg[0].To != int64(len(data)) {
 		t.Fatalf("output %q, damage %+v; want nothing and damage over the whole file", out, dmg)
@@ -118,7 +118,7 @@ func TestGzipHeaderThenGarbage(t *testing.T) {
 func TestGzipTruncatedLastMember(t *testing.T) {
 	m1, m2 := member(t, lines(1, 10)), member(t, lines(11, 2000))
 	data := append(append([]byte(nil), m1...), m2[:len(m2)/2]...)
-	src, out := readAll(t, writeTemp(t, "audit.log.gz", data))
+	src, out := readFileSource(t, writeTemp(t, "audit.log.gz", data))
 	if !strings.HasPrefix(out, lines(1, 10)) || !strings.HasSuffix(out, "\n") {
 		t.Fatalf("output:\n%.300s", out)
 	}
@@ -148,7 +148,7 @@ func TestOtherCompressions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for format, data := range map[string][]byte{"zstd": zs.Bytes(), "xz": xzb.Bytes(), "bzip2": bz} {
-		src, out := readAll(t, writeTemp(t, "audit.log."+format, data))
+		src, out := readFileSource(t, writeTemp(t, "audit.log."+format, data))
 		if format == "bzip2" {
 			want = strings.ReplaceAll(lines(1, 50), "\n", " of a bzip2 file\n")
 		} else {
