@@ -70,6 +70,9 @@ type Report struct {
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
 	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+	// HTMLReport is where the same run wrote the HTML report, relative to this report's file (set by
+	// the caller); the xlsx and markdown reports link to it. "" when none.
+	HTMLReport string
 }
 
 // Input is one table the analysis saw, with its row count.

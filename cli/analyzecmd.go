@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +28,9 @@ type analyzeFlags struct {
 	ignore string
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
-	output     *outputFlag
+	// html is a second report, the HTML one, written beside -o's (the xlsx and markdown reports link it)
+	html   string
+	output *outputFlag
 }
 
 func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
@@ -40,6 +43,43 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringVar(&f.ignore, "ignore", "", "YAML file of suppressions (rule, object glob, expires, reason): matching findings are listed apart as suppressed, not counted for --fail-on; an expired one is a warning")
 	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
 	f.output = addOutputFlag(fs, "table", reportFormats...)
+	fs.StringVar(&f.html, "html", "", "also write the HTML report (with charts) to this file; the xlsx and markdown reports link to it")
+}
+
+// validate checks -o, --out and --html before any work.
+func (f *analyzeFlags) validate() error {
+	if err := f.output.validate(); err != nil {
+		return err
+	}
+	if f.html == "" {
+		return nil
+	}
+	if f.output.format == "html" {
+		return usagef("--html writes a second report beside another -o format; -o html writes the HTML report already")
+	}
+	if !f.output.force {
+		if _, err := os.Lstat(f.html); err == nil {
+			return existsError(f.html)
+		}
+	}
+	return nil
+}
+
+// htmlLink is where the report written to --out (or stdout) finds the --html file: relative to
+// the --out file's directory, else as given.
+func (f *analyzeFlags) htmlLink() string {
+	if f.output.out == "" {
+		return f.html
+	}
+	dir, err1 := filepath.Abs(filepath.Dir(f.output.out))
+	html, err2 := filepath.Abs(f.html)
+	if err1 != nil || err2 != nil {
+		return f.html
+	}
+	if rel, err := filepath.Rel(dir, html); err == nil {
+		return rel
+	}
+	return html
 }
 
 // parseTime reads --since/--until: RFC3339, or a duration meaning that long before now.
@@ -155,6 +195,12 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 		rep.KeepNamespaces(f.namespaces)
 	}
 	rep.Suppress(sups, now)
+	if f.html != "" {
+		if err := writeFile(f.html, "html", f.output.force, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "html") }); err != nil {
+			return rep, fmt.Errorf("--html: %w", err)
+		}
+		rep.HTMLReport = f.htmlLink()
+	}
 	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
 		return rep, err
 	}
@@ -200,7 +246,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (analyze reads --db; use run to load files first)", fs.Arg(0))
 	}
-	if err := f.output.validate(); err != nil {
+	if err := f.validate(); err != nil {
 		return err
 	}
 	if err := f.output.checkTerminal(e.stdout); err != nil {
