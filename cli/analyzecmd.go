@@ -149,11 +149,20 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 	return rs, set, nil
 }
 
+// window is the analysis window when --since and --until are not given.
+type window struct {
+	since, until *time.Time // nil: unbounded
+	nothingNew   bool       // no evidence to analyse: the rules are not evaluated
+}
+
+// nothingNewReason says why a scheduled run evaluated no rule.
+const nothingNewReason = "no evidence loaded since the previous run"
+
 // analyzeAndReport runs the rules over db and writes the report. When some rules failed it
 // returns an ExitPartial error (the report holds the others' findings), else with --fail-on an
-// ExitFindings error when a finding is at or above that severity. defaultSince is the window's start
-// when --since is not given (nil: unbounded).
-func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
+// ExitFindings error when a finding is at or above that severity. def is the window when neither
+// --since nor --until is given (nil: unbounded).
+func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, def *window) (*analyze.Report, error) {
 	rs, set, err := f.selectRules()
 	if err != nil {
 		return nil, err
@@ -163,12 +172,15 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 	if err != nil {
 		return nil, err
 	}
-	if f.since == "" {
-		since = defaultSince
-	}
 	until, err := parseTime("until", f.until, now)
 	if err != nil {
 		return nil, err
+	}
+	if f.since != "" || f.until != "" {
+		def = nil
+	}
+	if def != nil {
+		since, until = def.since, def.until
 	}
 	var failOn rules.Severity
 	if f.failOn != "" {
@@ -186,8 +198,12 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 			return nil, err
 		}
 	}
-	rep, err := analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set})
-	if err != nil {
+	rep := &analyze.Report{}
+	if def != nil && def.nothingNew {
+		for _, r := range rs {
+			rep.Outcomes = append(rep.Outcomes, analyze.Outcome{Rule: r, Reason: nothingNewReason})
+		}
+	} else if rep, err = analyze.Run(ctx, db, rs, analyze.Options{Since: since, Until: until, Set: set}); err != nil {
 		return nil, err
 	}
 	rep.Version = Version
