@@ -74,6 +74,9 @@ type Report struct {
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
 	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+	// HTMLReport is where the same run wrote the HTML report, relative to this report's file (set by
+	// the caller); the xlsx and markdown reports link to it. "" when none.
+	HTMLReport string
 }
 
 // Input is one table the analysis saw, with its row count.
@@ -157,6 +160,16 @@ func sortFindings(findings []Finding) {
 		return strings.Join([]string{a.Rule, a.Cluster, a.Namespace, a.Name, a.Subject}, "\x00") <
 			strings.Join([]string{b.Rule, b.Cluster, b.Namespace, b.Name, b.Subject}, "\x00")
 	})
+}
+
+// NotEvaluated is the report of rs evaluated over nothing, each rule not evaluated for reason
+// (a scheduled run with no new evidence).
+func NotEvaluated(rs []rules.Rule, reason string) *Report {
+	rep := &Report{}
+	for _, r := range rs {
+		rep.Outcomes = append(rep.Outcomes, Outcome{Rule: r, Reason: reason, Coverage: coverageOf([]string{""}, false, reason, nil)})
+	}
+	return rep
 }
 
 // evaluate runs one rule: not evaluated when its input tables are all empty.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/kubesift/kubesift/rules"
@@ -53,6 +54,9 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	}
 	if rep.Version != "" {
 		p("- kubesift %s; times in UTC\n", rep.Version)
+	}
+	if rep.HTMLReport != "" {
+		p("- HTML report of the same run, with charts: [%s](%s)\n", md(rep.HTMLReport), markdownURL(rep.HTMLReport))
 	}
 
 	p("\n## Findings\n\n")
@@ -107,4 +111,10 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// markdownURL writes a relative file path as a link target: slashes, and spaces and parentheses
+// escaped so the link does not end early.
+func markdownURL(path string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E").Replace(filepath.ToSlash(path))
 }

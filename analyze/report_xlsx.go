@@ -79,6 +79,9 @@ func writeXLSX(w io.Writer, rep *Report) error {
 		{"window analysed", rep.Window()},
 		{"times", "UTC"},
 	}
+	if rep.HTMLReport != "" {
+		after = append(after, []any{"HTML report (charts)", tabular.Link{Target: rep.HTMLReport}})
+	}
 	if first, last, ok := rep.Span(); ok {
 		after = append(after, []any{"findings from", first}, []any{"findings to", last})
 	}

@@ -30,7 +30,9 @@ type analyzeFlags struct {
 	ignore string
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
-	output     *outputFlag
+	// html is a second report, the HTML one, written beside -o's (the xlsx and markdown reports link it)
+	html   string
+	output *outputFlag
 	// profile prints each rule's time and peak memory to stderr (analyze only)
 	profile bool
 }
@@ -45,6 +47,43 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringVar(&f.ignore, "ignore", "", "YAML file of suppressions (rule, object glob, expires, reason): matching findings are listed apart as suppressed, not counted for --fail-on; an expired one is a warning")
 	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
 	f.output = addOutputFlag(fs, "table", reportFormats...)
+	fs.StringVar(&f.html, "html", "", "also write the HTML report (with charts) to this file; the xlsx and markdown reports link to it")
+}
+
+// validate checks -o, --out and --html before any work.
+func (f *analyzeFlags) validate() error {
+	if err := f.output.validate(); err != nil {
+		return err
+	}
+	if f.html == "" {
+		return nil
+	}
+	if f.output.format == "html" {
+		return usagef("--html writes a second report beside another -o format; -o html writes the HTML report already")
+	}
+	if !f.output.force {
+		if _, err := os.Lstat(f.html); err == nil {
+			return existsError(f.html)
+		}
+	}
+	return nil
+}
+
+// htmlLink is where the report written to --out (or stdout) finds the --html file: relative to
+// the --out file's directory, else as given.
+func (f *analyzeFlags) htmlLink() string {
+	if f.output.out == "" {
+		return f.html
+	}
+	dir, err1 := filepath.Abs(filepath.Dir(f.output.out))
+	html, err2 := filepath.Abs(f.html)
+	if err1 != nil || err2 != nil {
+		return f.html
+	}
+	if rel, err := filepath.Rel(dir, html); err == nil {
+		return rel
+	}
+	return html
 }
 
 // parseTime reads --since/--until: RFC3339, or a duration meaning that long before now.
@@ -114,20 +153,30 @@ func (f *analyzeFlags) selectRules() ([]rules.Rule, map[string]map[string]any, e
 	return rs, set, nil
 }
 
+// window is the analysis window when --since and --until are not given.
+type window struct {
+	since, until *time.Time // nil: unbounded
+	nothingNew   bool       // no evidence to analyse: the rules are not evaluated
+}
+
+// nothingNewReason says why a scheduled run evaluated no rule.
+const nothingNewReason = "no evidence loaded since the previous run"
+
 // analysis is an analysis's command line, checked: the rules, the window, what to fail on.
 type analysis struct {
 	rules        []rules.Rule
 	set          map[string]map[string]any
 	since, until *time.Time
+	nothingNew   bool // no evidence to analyse: the rules are not evaluated
 	failOn       rules.Severity
 	sups         []analyze.Suppression
 	now          time.Time
 	profile      bool
 }
 
-// prepare checks the analysis flags. defaultSince is the window's start when --since is not
+// prepare checks the analysis flags. def is the window when neither --since nor --until is
 // given (nil: unbounded).
-func (f *analyzeFlags) prepare(defaultSince *time.Time) (*analysis, error) {
+func (f *analyzeFlags) prepare(def *window) (*analysis, error) {
 	rs, set, err := f.selectRules()
 	if err != nil {
 		return nil, err
@@ -136,11 +185,11 @@ func (f *analyzeFlags) prepare(defaultSince *time.Time) (*analysis, error) {
 	if a.since, err = parseTime("since", f.since, a.now); err != nil {
 		return nil, err
 	}
-	if f.since == "" {
-		a.since = defaultSince
-	}
 	if a.until, err = parseTime("until", f.until, a.now); err != nil {
 		return nil, err
+	}
+	if def != nil && f.since == "" && f.until == "" {
+		a.since, a.until, a.nothingNew = def.since, def.until, def.nothingNew
 	}
 	if f.failOn != "" {
 		if a.failOn, err = rules.ParseSeverity(f.failOn); err != nil {
@@ -160,14 +209,18 @@ func (f *analyzeFlags) prepare(defaultSince *time.Time) (*analysis, error) {
 	return a, nil
 }
 
-// run runs the rules over db.
+// run runs the rules over db; with nothing new to analyse it reports each rule not evaluated.
 func (a *analysis) run(ctx context.Context, db *store.DB) (*analyze.Report, error) {
+	if a.nothingNew {
+		return analyze.NotEvaluated(a.rules, nothingNewReason), nil
+	}
 	return analyze.Run(ctx, db, a.rules, analyze.Options{Since: a.since, Until: a.until, Set: a.set, Profile: a.profile})
 }
 
-// analyzeAndReport runs the rules over db and writes the report (see report).
-func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, defaultSince *time.Time) (*analyze.Report, error) {
-	a, err := f.prepare(defaultSince)
+// analyzeAndReport runs the rules over db and writes the report (see report). def is the window
+// when neither --since nor --until is given (nil: unbounded).
+func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *store.DB, def *window) (*analyze.Report, error) {
+	a, err := f.prepare(def)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +240,12 @@ func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a 
 		rep.KeepNamespaces(f.namespaces)
 	}
 	rep.Suppress(a.sups, a.now)
+	if f.html != "" {
+		if err := writeFile(f.html, "html", f.output.force, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "html") }); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		rep.HTMLReport = f.htmlLink()
+	}
 	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
 		return err
 	}
@@ -243,7 +302,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (analyze reads --db; use run to load files first)", fs.Arg(0))
 	}
-	if err := f.output.validate(); err != nil {
+	if err := f.validate(); err != nil {
 		return err
 	}
 	if err := f.output.checkTerminal(e.stdout); err != nil {

@@ -29,7 +29,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		"Ingest PATH... into a temporary in-memory database (or --db) and analyze it: the findings go\n"+
 			"to stdout, what was loaded to stderr. Takes the flags of ingest and analyze.\n\n"+
 			"With a persistent --db (a CronJob), each run loads only what is new in growing or rotated\n"+
-			"audit logs and, without --since, analyzes from the previous run's start.")
+			"audit logs and, without --since and --until, analyzes what arrived since the previous\n"+
+			"successful run: the time span of the rows those loads added (each rule reading its lookback\n"+
+			"before it), however late they arrived; with nothing new it reports the rules not evaluated.")
 	fs.StringVar(&c.db, "db", "", "database file to load into and keep (default: temporary, in memory)")
 	var f ingestFlags
 	addIngestFlags(fs, &f)
@@ -71,13 +73,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var defaultSince *time.Time
-	if path != store.InMemory {
-		if defaultSince, err = db.PreviousRunStart(ctx); err != nil {
+	var arrived *window
+	if path != store.InMemory && a.since == "" && a.until == "" {
+		if arrived, err = arrivedSincePreviousRun(ctx, db); err != nil {
 			return err
 		}
 	}
-	rep, analyzeErr := a.analyzeAndReport(ctx, e.stdout, db, defaultSince)
+	rep, analyzeErr := a.analyzeAndReport(ctx, e.stdout, db, arrived)
 	if rep == nil && analyzeErr != nil {
 		return analyzeErr
 	}
@@ -93,13 +95,28 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return runErr
 }
 
+// arrivedSincePreviousRun is the window of a scheduled run: the time span of the evidence that the
+// loads after the previous successful run (exit code other than ExitError) added, this run's
+// included; nil (everything) when no run succeeded before.
+func arrivedSincePreviousRun(ctx context.Context, db *store.DB) (*window, error) {
+	prev, err := db.LastRunFinishedWithout(ctx, ExitError)
+	if err != nil || prev == nil {
+		return nil, err
+	}
+	first, last, err := db.EvidenceSpan(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	return &window{since: first, until: last, nothingNew: first == nil}, nil
+}
+
 // check validates the run flags (and the rule selection, before anything is loaded) and
 // returns the retention period (0: keep everything).
 func (r *runFlags) check(fs *pflag.FlagSet, c *commonFlags, a *analyzeFlags) (time.Duration, error) {
 	if fs.NArg() == 0 {
 		return 0, usagef("no PATH given")
 	}
-	if err := a.output.validate(); err != nil {
+	if err := a.validate(); err != nil {
 		return 0, err
 	}
 	if r.summary != "text" && r.summary != "json" && r.summary != "none" {

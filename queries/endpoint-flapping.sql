@@ -37,6 +37,9 @@ changes AS (
            CASE WHEN c.prev_state = 'ready' THEN 'remove' WHEN c.state = 'ready' THEN 'add' END AS crossing
     FROM states_lag c
     WHERE c.prev_state IS NOT NULL AND c.state <> c.prev_state
+      -- a terminating address's serving condition flipping (terminating <-> notReady) is a pod shutting
+      -- down, outside the ready set both ways: no transition
+      AND NOT (c.prev_state IN ('terminating', 'notReady') AND c.state IN ('terminating', 'notReady'))
 ),
 changes_win AS (
     SELECT c.*,

@@ -8,22 +8,15 @@
 -- one cluster (cluster + node everywhere): two clusters' nodes of the same name never mix.
 WITH
 -- ---------------------------------------------------------------- per-capture facts
--- a bare number is read as conntrack -C (the count); in a copy of /proc/sys/net/netfilter/nf_conntrack_max
--- (a file of that name) it is the table size
-limits AS (
-    SELECT l.*,
-           (l.format = 'conntrack-C' AND regexp_matches(l.source_file, '(^|/)nf_conntrack_max(\.txt)?$')) AS bare_max
-    FROM conntrack_limits l
-),
 lim AS (
     SELECT coalesce(l.cluster, '') AS cluster, coalesce(l.node, '') AS node, l.captured_at AS ts,
-           coalesce(max(l.nf_conntrack_max), max(l.nf_conntrack_count) FILTER (WHERE l.bare_max)) AS ct_max,
+           max(l.nf_conntrack_max) AS ct_max,
            -- conntrack -C is the exact count at capture; the sysctl is read a moment apart
-           coalesce(max(l.nf_conntrack_count) FILTER (WHERE l.format = 'conntrack-C' AND NOT l.bare_max),
-                    max(l.nf_conntrack_count) FILTER (WHERE NOT l.bare_max)) AS ct_count,
+           coalesce(max(l.nf_conntrack_count) FILTER (WHERE l.format = 'conntrack-C'),
+                    max(l.nf_conntrack_count)) AS ct_count,
            max(l.nf_conntrack_tcp_timeout_time_wait) AS tw_timeout_s,
-           min(l.source_file) FILTER (WHERE l.nf_conntrack_max IS NOT NULL OR l.bare_max) AS limits_file
-    FROM limits l
+           min(l.source_file) FILTER (WHERE l.nf_conntrack_max IS NOT NULL) AS limits_file
+    FROM conntrack_limits l
     GROUP BY ALL
 ),
 entry_formats AS (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -27,13 +28,29 @@ func (db *DB) RecordRun(ctx context.Context, r Run) error {
 	return nil
 }
 
-// PreviousRunStart returns when the last recorded run started (nil when there was none).
-func (db *DB) PreviousRunStart(ctx context.Context) (*time.Time, error) {
-	t, err := db.runTime(ctx, "SELECT max(started_at) FROM runs")
-	if err != nil {
-		return nil, fmt.Errorf("reading the previous run from %s: %w", db.Path, err)
+// EvidenceSpan returns the earliest and the latest time of the evidence rows added by the loads
+// that committed after after (ingest_files.finished_at; nil after: every load), over the time
+// column of every evidence table: the window of what arrived since then, whatever time it tells
+// of. first and last are nil when those loads added no rows with a time.
+func (db *DB) EvidenceSpan(ctx context.Context, after *time.Time) (first, last *time.Time, err error) {
+	var parts []string
+	for _, t := range db.Schema {
+		if t.Evidence == "" || t.TimeColumn == "" {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf(`SELECT min("%[2]s") AS lo, max("%[2]s") AS hi FROM %[1]s
+			WHERE load_id IN (SELECT load_id FROM ingest_files WHERE CAST($1 AS TIMESTAMPTZ) IS NULL OR finished_at > $1)`, t.Name, t.TimeColumn))
 	}
-	return t, nil
+	var lo, hi sql.NullTime
+	q := "SELECT min(lo), max(hi) FROM (" + strings.Join(parts, " UNION ALL ") + ")"
+	if err := db.QueryRowContext(ctx, q, after).Scan(&lo, &hi); err != nil {
+		return nil, nil, fmt.Errorf("reading what was loaded since %v from %s: %w", after, db.Path, err)
+	}
+	if !lo.Valid {
+		return nil, nil, nil
+	}
+	l, h := lo.Time.UTC(), hi.Time.UTC()
+	return &l, &h, nil
 }
 
 // LastRunFinishedWithout returns when the last recorded run whose exit code was not exitCode

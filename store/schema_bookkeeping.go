@@ -52,7 +52,7 @@ var ingestFilesTable = Table{
 var runsTable = Table{
 	Name:       "runs",
 	TimeColumn: "started_at",
-	Doc:        "One row per kubesift run with a database file: when it ran, the window it analyzed and what it found. A run without --since analyzes from the previous run's start.",
+	Doc:        "One row per kubesift run with a database file: when it ran, the window it analyzed and what it found. A run without --since and --until analyzes the time span of the evidence loaded since the previous successful run.",
 	Columns: []Column{
 		{Name: "started_at", Type: "TIMESTAMPTZ", Doc: "when the run started"},
 		{Name: "finished_at", Type: "TIMESTAMPTZ", Doc: "when it finished"},

@@ -303,6 +303,10 @@ func (s *sheetWriter) finish(after [][]any) error {
 // Heading is a cell of Sheet.After styled as a header.
 type Heading string
 
+// Link is a cell that opens Target (a URL, or a file path relative to the workbook) when clicked;
+// it shows Target.
+type Link struct{ Target string }
+
 // peekName returns what SheetName would return, without reserving it.
 func (wb *Workbook) peekName(name string) string {
 	got := wb.SheetName(name)
@@ -335,6 +339,9 @@ func (wb *Workbook) cell(v any) any {
 		return x.String()
 	case excelize.Cell:
 		return x
+	case Link:
+		quoted := `"` + strings.ReplaceAll(x.Target, `"`, `""`) + `"`
+		return excelize.Cell{Formula: "HYPERLINK(" + quoted + "," + quoted + ")", Value: x.Target}
 	}
 	s := Text(v)
 	if utf8.RuneCountInString(s) > maxCellLength {

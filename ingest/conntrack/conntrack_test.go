@@ -424,6 +424,7 @@ func TestDetectFormat(t *testing.T) {
 		"250\n":                               FormatCount,
 		"net.netfilter.nf_conntrack_acct = 1": FormatSysctl,
 		"/proc/sys/net/netfilter/nf_conntrack_max:1":                  FormatSysctl,
+		"abi.vsyscall32 = 1\nkernel.pid_max = 4194304\n":              FormatSysctl,
 		"[  720.861746] nf_conntrack: nf_conntrack: table full":       FormatKernelLog,
 		"2026-11-21T04:25:10+0000 n kernel: nf_conntrack: table full": FormatKernelLog,
 	} {
@@ -431,8 +432,35 @@ func TestDetectFormat(t *testing.T) {
 			t.Errorf("DetectFormat(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
-	if _, ok := DetectFormat([]byte("hello world\n")); ok {
-		t.Errorf("detected garbage")
+	for _, garbage := range []string{"hello world\n", "log4j.rootLogger = INFO\n", "kernel.pid_max = 1\nhello world\n"} {
+		if f, ok := DetectFormat([]byte(garbage)); ok {
+			t.Errorf("DetectFormat(%q) = %q", garbage, f)
+		}
+	}
+}
+
+func TestSysctlFileSetting(t *testing.T) {
+	for name, want := range map[string]string{
+		"n1/2026-11-21T06:00:00Z/nf_conntrack_max":                      "nf_conntrack_max",
+		"nf_conntrack_count.txt":                                        "nf_conntrack_count",
+		"net.netfilter.nf_conntrack_buckets":                            "nf_conntrack_buckets",
+		"net.nf_conntrack_max":                                          "nf_conntrack_max",
+		"proc_sys_net_netfilter_nf_conntrack_tcp_timeout_time_wait.txt": "nf_conntrack_tcp_timeout_time_wait",
+		"nf_conntrack":                                                  "",
+		"proc_net_nf_conntrack.txt":                                     "",
+		"conntrack_C.txt":                                               "",
+	} {
+		got, ok := SysctlFileSetting(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("SysctlFileSetting(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	c := &collect{}
+	if err := (Options{Setting: "nf_conntrack_max"}).Parse(strings.NewReader("262144\n"), FormatSysctl, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.limits) != 1 || c.limits[0].Max.V != 262144 || c.limits[0].Count.Valid || c.limits[0].Format != FormatSysctl {
+		t.Errorf("a copy of nf_conntrack_max gave %+v", c.limits)
 	}
 }
 

@@ -8,7 +8,9 @@
 // conntrack -E event streams (with or without -o timestamp); conntrack -S;
 // /proc/net/stat/nf_conntrack (hex, one row per CPU); conntrack -C; sysctl
 // output for net.netfilter.nf_conntrack_* (sysctl -a style and /proc/sys
-// style); and kernel logs (dmesg, dmesg -T, journalctl -o short-iso, syslog)
+// style; a file named after one sysctl, like a copy of
+// /proc/sys/net/netfilter/nf_conntrack_max, holds that setting's value:
+// Options.Setting, SysctlFileSetting); and kernel logs (dmesg, dmesg -T, journalctl -o short-iso, syslog)
 // for "nf_conntrack: table full" messages. IPv4 and IPv6; tcp, udp, udplite,
 // icmp, icmpv6, sctp, dccp, gre.
 //

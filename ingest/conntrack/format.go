@@ -42,7 +42,7 @@ func DetectFormat(head []byte) (Format, bool) {
 		return FormatXML, true
 	}
 	rest := head
-	kernelHints, trailers := 0, 0
+	kernelHints, trailers, otherSysctls := 0, 0, 0
 	for n := 0; len(rest) > 0 && n < 64; n++ {
 		var line []byte
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -71,16 +71,39 @@ func DetectFormat(head []byte) (Format, bool) {
 			}
 			return f, true
 		}
+		if kernelHints == 0 && sysctlShaped(line) {
+			// sysctl -a prints abi.*, fs.*, kernel.* ... before net.netfilter.*
+			otherSysctls++
+			continue
+		}
 		if kernelHints > 0 {
 			continue
 		}
 		return FormatUnknown, false
+	}
+	if otherSysctls > 0 {
+		return FormatSysctl, true
 	}
 	if trailers > 0 {
 		// only conntrack's "N flow entries have been shown." (its stderr)
 		return FormatList, true
 	}
 	return FormatUnknown, false
+}
+
+// sysctlShaped tells a line of sysctl -a: "kernel.pid_max = 4194304", a dotted name under one of
+// sysctl's top-level directories, " = ", the value.
+func sysctlShaped(line []byte) bool {
+	name, _, ok := bytes.Cut(line, []byte(" ="))
+	top, _, dotted := bytes.Cut(name, []byte("."))
+	if !ok || !dotted || bytes.ContainsAny(name, " \t") {
+		return false
+	}
+	switch string(top) {
+	case "abi", "crypto", "debug", "dev", "fs", "kernel", "net", "sunrpc", "user", "vm":
+		return true
+	}
+	return false
 }
 
 func isTrailerLine(line []byte) bool {

@@ -18,7 +18,7 @@ func (Loader) Kind() string { return "conntrack" }
 
 // Detect recognises conntrack output from its first bytes, or else a capture bundle's file name.
 func (Loader) Detect(name string, head []byte) bool {
-	_, ok := formatOf(name, head)
+	_, _, ok := formatOf(name, head)
 	return ok
 }
 
@@ -30,24 +30,30 @@ func (Loader) Resumable() bool { return false }
 
 // Load loads one conntrack dump, event stream, counter, sysctl or kernel log file.
 func (Loader) Load(ctx context.Context, f *load.File) error {
-	format, ok := formatOf(f.Src.Name, f.Src.Head)
+	format, opt, ok := formatOf(f.Src.Name, f.Src.Head)
 	if !ok {
 		return fmt.Errorf("reading %s: not a conntrack format kubesift knows (conntrack -L/-E/-S/-C, /proc/net/nf_conntrack, /proc/net/stat/nf_conntrack, sysctl, kernel log)", f.Src.Name)
 	}
 	node, capturedAt := f.Origin(true)
 	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
 		sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID, cluster: f.Settings.Cluster}
-		err := Parse(r, format, sink)
+		err := opt.Parse(r, format, sink)
 		return sink.rejects, err
 	})
 }
 
-// formatOf tells the format from the content, else from the file name.
-func formatOf(name string, head []byte) (Format, bool) {
+// formatOf tells the format from the content, else from the file name. A bare number is
+// conntrack -C's count, unless the file is named after a conntrack sysctl (a copy of
+// /proc/sys/net/netfilter/nf_conntrack_max): then it is that setting.
+func formatOf(name string, head []byte) (Format, Options, bool) {
 	if format, ok := DetectFormat(head); ok {
-		return format, true
+		if setting, named := SysctlFileSetting(name); named && format == FormatCount {
+			return FormatSysctl, Options{Setting: setting}, true
+		}
+		return format, Options{}, true
 	}
-	return formatFromName(name)
+	format, ok := formatFromName(name)
+	return format, Options{}, ok
 }
 
 // rowSink writes parsed records as rows of the conntrack tables.

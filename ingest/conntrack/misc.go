@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,9 @@ func (p *miscParser) procStatLine(ln int, line []byte) (*Stat, string) {
 // next snapshot of the file.
 func (p *miscParser) sysctlLine(ln int, line []byte) (reason string, err error) {
 	name, val, r := splitSysctl(line)
+	if p.o.Setting != "" {
+		name, val, r = "net.netfilter."+p.o.Setting, strings.TrimSpace(string(line)), ""
+	}
 	if r != "" {
 		return r, nil
 	}
@@ -269,6 +273,21 @@ func splitSysctl(line []byte) (name, val string, reason string) {
 		return "", "", "not a sysctl line (want name = value)"
 	}
 	return name, val, ""
+}
+
+// SysctlFileSetting recognises a copy of one conntrack sysctl by its file name: nf_conntrack_max
+// (from /proc/sys/net/netfilter), net.netfilter.nf_conntrack_max, proc_sys_net_netfilter_nf_conntrack_max,
+// each also with .txt. It returns the short name (nf_conntrack_max).
+func SysctlFileSetting(name string) (string, bool) {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(name)), ".txt")
+	base = strings.TrimPrefix(base, "proc_sys_net_netfilter_")
+	if short, ok := conntrackSysctl(base); ok {
+		base = short
+	}
+	if !strings.HasPrefix(base, "nf_conntrack_") || strings.ContainsAny(base, ". ") {
+		return "", false
+	}
+	return base, true
 }
 
 // conntrackSysctl maps a dotted sysctl name to the short conntrack name.

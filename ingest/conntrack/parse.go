@@ -38,6 +38,10 @@ type Options struct {
 	// Location is the time zone of wall clock times printed without one
 	// ([start=Sat Nov 21 04:24:48 2026], dmesg -T, XML <when>). Default UTC.
 	Location *time.Location
+	// Setting is the conntrack sysctl (short name, e.g. nf_conntrack_max) that a file holding
+	// only its value is a copy of (/proc/sys/net/netfilter/nf_conntrack_max); with FormatSysctl
+	// each line is then that setting's value. SysctlFileSetting tells it from the file name.
+	Setting string
 }
 
 // Parse reads r in format f and calls h for every record, with default

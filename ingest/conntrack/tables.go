@@ -122,16 +122,19 @@ var conntrackLimitsTable = store.Table{
 	Name:       "conntrack_limits",
 	Evidence:   "conntrack",
 	TimeColumn: "captured_at",
-	DedupeKey:  []string{"node", "captured_at", "format"},
+	// the names of the settings too: copies of single sysctls (nf_conntrack_max, nf_conntrack_buckets)
+	// of one capture are different snapshots
+	DedupeKey: []string{"node", "captured_at", "format", "list_sort(map_keys(%[1]s.settings))"},
 	Doc: "One row per snapshot of the conntrack sysctls (sysctl -a / sysctl net.netfilter output, or " +
-		"'grep . /proc/sys/net/netfilter/*'), and one row per conntrack -C count. Wide form: the settings rules need " +
+		"'grep . /proc/sys/net/netfilter/*', or a copy of one of them: a file named nf_conntrack_max, nf_conntrack_buckets, " +
+		"... holding only its value), and one row per conntrack -C count. Wide form: the settings rules need " +
 		"are typed columns (NULL when absent), e.g. WHERE nf_conntrack_count >= 0.9 * nf_conntrack_max. Long form: " +
 		"settings holds every conntrack sysctl of the snapshot (including those with a column) under its short name " +
 		"(net.netfilter. removed), value as text: settings['nf_conntrack_sctp_timeout_established'], or " +
 		"unnest(map_entries(settings)) for name/value rows. A name repeated in one file starts a new snapshot row. " +
 		"Non-conntrack sysctls are ignored. To combine a conntrack -C count with a sysctl max, join on node (and captured_at).",
 	Columns: append(conntrackLeadingColumns("settings"),
-		store.Column{Name: "format", Type: "VARCHAR", Doc: "sysctl or conntrack-C (only nf_conntrack_count is set)."},
+		store.Column{Name: "format", Type: "VARCHAR", Doc: "sysctl (also a file named after one sysctl holding its value) or conntrack-C (a bare number in any other file: only nf_conntrack_count is set)."},
 		store.Column{Name: "nf_conntrack_max", Type: "BIGINT", Doc: "Maximum number of entries (net.netfilter.nf_conntrack_max, alias net.nf_conntrack_max); new connections are dropped beyond it."},
 		store.Column{Name: "nf_conntrack_count", Type: "BIGINT", Doc: "Entries in the table at capture time (sysctl, or conntrack -C)."},
 		store.Column{Name: "nf_conntrack_buckets", Type: "BIGINT", Doc: "Hash table size."},
