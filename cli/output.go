@@ -124,11 +124,6 @@ func (o *outputFlag) checkTerminal(stdout io.Writer) error {
 	return nil
 }
 
-// write writes rs in the chosen format to stdout or --out.
-func (o *outputFlag) write(stdout io.Writer, rs *resultSet) error {
-	return o.emit(stdout, func(w io.Writer) error { return renderTable(w, rs.table("rows"), o.format) })
-}
-
 // emit sends what render writes to stdout, or to --out.
 func (o *outputFlag) emit(stdout io.Writer, render func(w io.Writer) error) error {
 	if o.out == "" {
