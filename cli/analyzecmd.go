@@ -18,6 +18,7 @@ import (
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
+	"github.com/kubesift/kubesift/tabular"
 )
 
 type analyzeFlags struct {
@@ -432,11 +433,26 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := writeFile(path, "parquet", true, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "parquet") }); err != nil {
+		if err := writeFile(path, "parquet", true, func(w io.Writer) error { return tabular.Parquet(ctx, w, partitionFindings(rep)) }); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return reportErr
+}
+
+// partitionFindings is the findings table of one dataset partition for findings/: without the
+// cluster column, which its cluster=… directory holds (the view over the partition gives the
+// rules one cluster's rows, so every finding has it). Hive-partitioned readers (Athena, Trino)
+// reject a partition key that is also a column in the files; DuckDB and Spark read it from the
+// path.
+func partitionFindings(rep *analyze.Report) *tabular.Table {
+	t := analyze.FindingsTable(rep.Findings)
+	i := slices.IndexFunc(t.Columns, func(c tabular.Column) bool { return c.Name == "cluster" })
+	t.Columns = slices.Delete(t.Columns, i, i+1)
+	for r, row := range t.Rows {
+		t.Rows[r] = slices.Delete(row, i, i+1)
+	}
+	return t
 }
 
 // readDays returns the days of a dataset an analysis reads: from the start of the longest

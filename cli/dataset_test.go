@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kubesift/kubesift/internal/testutil"
+	"github.com/kubesift/kubesift/tabular"
 )
 
 // TestDatasetGivesTheDatabasesFindings exports every samples/ scenario into a dataset and checks
@@ -197,7 +198,6 @@ func readsAs(typ string, dt arrow.DataType) bool {
 // reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the
 // path, and every declared column in every file with a type the declared one reads.
 func TestEngineDDLMatchesDataset(t *testing.T) {
-	t.Skip("known gap, open in issue 12: findings/ Parquet still holds the cluster column that is also its Hive partition key, which Athena/Trino reject")
 	db := filepath.Join(t.TempDir(), "k.duckdb")
 	dataset := filepath.Join(t.TempDir(), "dataset")
 	if r := runCLI(t, "ingest", "--quiet", "--cluster", "lab-1", "--db", db, "../samples/real-lab"); r.code != ExitOK {
@@ -208,6 +208,12 @@ func TestEngineDDLMatchesDataset(t *testing.T) {
 	}
 	if r := runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--findings-dir", filepath.Join(dataset, "findings")); r.code != ExitOK {
 		t.Fatalf("analyze --partition: %+v", r)
+	}
+	// DuckDB reads the findings back with their cluster from the path.
+	_, got := queryDuckDB(t, "SELECT rule, severity, cluster, namespace, name, subject, first_seen, last_seen, count, summary, evidence FROM read_parquet("+
+		tabular.Quote(filepath.Join(dataset, "findings", "*", "*", "*.parquet"))+", hive_partitioning = true)")
+	if want := runCLI(t, "analyze", "--dataset", dataset, "-o", "csv").stdout; got != want || !strings.Contains(got, ",lab-1,") {
+		t.Errorf("findings/ read back with hive_partitioning:\n%s\nwant (with cluster lab-1)\n%s", got, want)
 	}
 	layout := regexp.MustCompile(`^cluster=[^/]*/date=\d{4}-\d{2}-\d{2}$`)
 	for _, et := range engineTables(t) {

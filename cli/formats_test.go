@@ -108,12 +108,19 @@ func TestAnalyzeFormatsGolden(t *testing.T) {
 // its rows as kubesift CSV.
 func readParquet(t *testing.T, path string) (types, csvText string) {
 	t.Helper()
+	return queryDuckDB(t, "SELECT * FROM read_parquet("+tabular.Quote(path)+")")
+}
+
+// queryDuckDB runs query in a fresh in-memory DuckDB and returns its column types and its rows
+// as kubesift CSV.
+func queryDuckDB(t *testing.T, query string) (types, csvText string) {
+	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(context.Background(), "SELECT * FROM read_parquet("+tabular.Quote(path)+")")
+	rows, err := db.QueryContext(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}
