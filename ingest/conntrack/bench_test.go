@@ -53,7 +53,7 @@ func BenchmarkParse1M(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		h := &countHandler{}
-		if err := Parse(bytes.NewReader(data), FormatList, h); err != nil {
+		if err := (Options{}).Parse(bytes.NewReader(data), FormatList, h); err != nil {
 			b.Fatal(err)
 		}
 		if h.n != 1_000_000 || h.bad != 0 {

@@ -466,11 +466,11 @@ func TestSysctlFileSetting(t *testing.T) {
 
 func TestHandlerErrorStops(t *testing.T) {
 	h := &stopper{}
-	err := Parse(bytes.NewReader([]byte("tcp 6 1 CLOSE src=1.1.1.1 dst=1.1.1.2 sport=1 dport=2 src=1.1.1.2 dst=1.1.1.1 sport=2 dport=1\n")), FormatList, h)
+	err := (Options{}).Parse(bytes.NewReader([]byte("tcp 6 1 CLOSE src=1.1.1.1 dst=1.1.1.2 sport=1 dport=2 src=1.1.1.2 dst=1.1.1.1 sport=2 dport=1\n")), FormatList, h)
 	if err == nil || !strings.Contains(err.Error(), "stop") || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("err = %v", err)
 	}
-	if err := Parse(bytes.NewReader(nil), Format("nope"), h); err == nil {
+	if err := (Options{}).Parse(bytes.NewReader(nil), Format("nope"), h); err == nil {
 		t.Errorf("unknown format accepted")
 	}
 }
@@ -482,7 +482,7 @@ func (s *stopper) Entry(*Entry) error { return fmt.Errorf("stop") }
 func TestLongLine(t *testing.T) {
 	line := "tcp 6 1 CLOSE src=1.1.1.1 dst=1.1.1.2 sport=1 dport=2 src=1.1.1.2 dst=1.1.1.1 sport=2 dport=1 secctx=" + strings.Repeat("x", 1<<20) + "\n"
 	c := &collect{}
-	if err := Parse(strings.NewReader(line+line), FormatList, c); err != nil || len(c.entries) != 2 {
+	if err := (Options{}).Parse(strings.NewReader(line+line), FormatList, c); err != nil || len(c.entries) != 2 {
 		t.Fatalf("err %v entries %d bad %d", err, len(c.entries), len(c.bad))
 	}
 }

@@ -15,7 +15,7 @@
 // icmp, icmpv6, sctp, dccp, gre.
 //
 // Usage: pick the format with DetectFormat on the first few KB of a file (or
-// from the file name), then stream it with Parse, which calls a Handler per
+// from the file name), then stream it with Options.Parse, which calls a Handler per
 // record. Parsing is streaming and line-length unlimited; XML is decoded
 // element by element. Lines that cannot be parsed are reported through
 // Handler.Bad with a reason (e.g. `unknown protocol "foo"`,

@@ -37,7 +37,7 @@ func checkInvariants(t *testing.T, in []byte, formats []Format) {
 	lines := bytes.Count(in, []byte("\n")) + 1
 	for _, f := range formats {
 		c := &collect{}
-		if err := Parse(bytes.NewReader(in), f, c); err != nil {
+		if err := (Options{}).Parse(bytes.NewReader(in), f, c); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		n := c.records() + len(c.bad)
@@ -99,7 +99,7 @@ func FuzzParseXML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := &collect{}
 		done := make(chan error, 1)
-		go func() { done <- Parse(bytes.NewReader(in), FormatXML, c) }()
+		go func() { done <- (Options{}).Parse(bytes.NewReader(in), FormatXML, c) }()
 		select {
 		case err := <-done:
 			if err != nil {

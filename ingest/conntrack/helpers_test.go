@@ -57,7 +57,7 @@ func parseFile(t testing.TB, path string, f Format) *collect {
 			t.Fatal(err)
 		}
 	}
-	if err := Parse(fh, f, c); err != nil {
+	if err := (Options{}).Parse(fh, f, c); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return c

@@ -44,12 +44,6 @@ type Options struct {
 	Setting string
 }
 
-// Parse reads r in format f and calls h for every record, with default
-// Options. See Options.Parse.
-func Parse(r io.Reader, f Format, h Handler) error {
-	return Options{}.Parse(r, f, h)
-}
-
 // ErrUnknownFormat is returned by Parse for an unsupported Format.
 var ErrUnknownFormat = errors.New("conntrack: unknown format")
 
