@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,8 +15,13 @@ import (
 // with it: UPDATE_GOLDENS=1 go test -tags duckdb_arrow ./...
 const UpdateEnv = "UPDATE_GOLDENS"
 
-// Updating reports whether this test run rewrites golden files.
-func Updating() bool { return os.Getenv(UpdateEnv) == "1" }
+// update is the same switch as a flag, go test -tags duckdb_arrow ./... -update. Every package
+// with tests links this package (TestEveryTestBinaryAcceptsUpdate), so that every test binary
+// accepts it.
+var update = flag.Bool("update", false, "rewrite every golden file instead of comparing with it (same as "+UpdateEnv+"=1)")
+
+// Updating reports whether this test run rewrites golden files: -update or UPDATE_GOLDENS=1.
+func Updating() bool { return *update || os.Getenv(UpdateEnv) == "1" }
 
 // Golden compares got with the golden file at path, or with UPDATE_GOLDENS=1 writes got to it
 // (creating its directory).

@@ -2,8 +2,14 @@ package testutil
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -72,4 +78,46 @@ func (r *recorder) run(f func()) {
 		}
 	}()
 	f()
+}
+
+// TestEveryTestBinaryAcceptsUpdate: every package of the module that has tests links this
+// package, whose -update flag go test ./... -update passes to every test binary (one that does
+// not define it fails with "flag provided but not defined").
+func TestEveryTestBinaryAcceptsUpdate(t *testing.T) {
+	const self = "github.com/kubesift/kubesift/internal/testutil"
+	root := filepath.Join("..", "..")
+	linked := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			_, modErr := os.Stat(filepath.Join(path, "go.mod"))
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || modErr == nil) {
+				return filepath.SkipDir // another module (samples/record/*) or no package
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		linked[dir] = linked[dir] || slices.ContainsFunc(f.Imports, func(s *ast.ImportSpec) bool { return s.Path.Value == strconv.Quote(self) })
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(linked) < 10 {
+		t.Fatalf("found tests in %d directories under %s, expected the module's packages", len(linked), root)
+	}
+	for dir, ok := range linked {
+		if !ok && dir != filepath.Join(root, "internal", "testutil") {
+			t.Errorf("%s: no test file imports %s; add testflags_test.go with import _ %q", dir, self, self)
+		}
+	}
 }
