@@ -15,6 +15,9 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 			"kubectl-style List file per kind named with the capture time, e.g.\n"+
 			"DIR/endpoints-2026-11-21T04:28:20Z.json; 'kubesift ingest DIR' loads them with that time as\n"+
 			"captured_at. Lists are paginated; files appear only when every list succeeded.\n\n"+
+			"Each file records the cluster it was listed from: the kubeconfig context's cluster name, or\n"+
+			"--cluster (in-cluster config: none unless --cluster); 'kubesift ingest' fills the cluster\n"+
+			"column from it unless --cluster or --cluster-per-dir names one.\n\n"+
 			"Inside a pod, without --kubeconfig, --context or $KUBECONFIG, it uses the pod's ServiceAccount\n"+
 			"(in-cluster config); otherwise kubectl's rules ($KUBECONFIG, then ~/.kube/config). It needs\n"+
 			"get/list on endpoints, endpointslices.discovery.k8s.io, services, pods,\n"+
@@ -22,11 +25,12 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 			"Example:\n"+
 			"  kubesift snapshot --out snapshots/ && kubesift run snapshots/ /var/log/kubernetes/audit/")
 	var (
-		kubeconfig, kubeContext, namespace, out, keep string
-		pageSize                                      int64
+		kubeconfig, kubeContext, namespace, out, keep, cluster string
+		pageSize                                               int64
 	)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config inside a pod)")
 	fs.StringVar(&kubeContext, "context", "", "kubeconfig context to use (default: the current context)")
+	fs.StringVar(&cluster, "cluster", "", "cluster name the files record, for ingest's cluster column (default: the kubeconfig context's cluster; none with the in-cluster config)")
 	fs.StringVarP(&namespace, "namespace", "n", "", "snapshot only this namespace (default: all namespaces)")
 	fs.StringVar(&out, "out", "", "directory to write the snapshot files into (created if missing)")
 	fs.StringVar(&keep, "keep", "", "remove this directory's snapshot files captured longer ago than this (e.g. 7d, 36h) after writing the new ones (default: keep all)")
@@ -52,7 +56,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 		keepFor = d
 	}
 	log := e.logWriter(c.quiet)
-	client, from, err := snapshot.NewClient(snapshot.ClientOptions{
+	client, target, err := snapshot.NewClient(snapshot.ClientOptions{
 		Kubeconfig: kubeconfig, Context: kubeContext, Getenv: e.getenv,
 		UserAgent: "kubesift/" + Version + " (snapshot)", Warnings: log,
 	})
@@ -60,9 +64,12 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if log != nil {
-		fmt.Fprintf(log, "snapshot: using %s\n", from)
+		fmt.Fprintf(log, "snapshot: using %s\n", target.From)
 	}
-	res, err := snapshot.Take(ctx, client, out, snapshot.Options{Namespace: namespace, PageSize: pageSize, Keep: keepFor, Log: log})
+	if cluster == "" {
+		cluster = target.Cluster
+	}
+	res, err := snapshot.Take(ctx, client, out, snapshot.Options{Namespace: namespace, PageSize: pageSize, Keep: keepFor, Log: log, Cluster: cluster})
 	if err != nil {
 		return err
 	}

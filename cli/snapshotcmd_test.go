@@ -66,6 +66,9 @@ func TestSnapshotVerb(t *testing.T) {
 		if strings.Contains(string(b), "s3cr3t") {
 			t.Errorf("%s holds ConfigMap data: %s", e.Name(), b)
 		}
+		if !strings.Contains(string(b), `"kubesift":{"cluster":"c"}`) {
+			t.Errorf("%s does not record the current context's cluster c: %.100s", e.Name(), b)
+		}
 	}
 	if !strings.Contains(r.stderr, "6 objects in 6 files captured at") {
 		t.Errorf("stderr: %s", r.stderr)
@@ -78,6 +81,18 @@ func TestSnapshotVerb(t *testing.T) {
 	}
 	if r := runCLI(t, "snapshot", "-q", "--kubeconfig", kc, "--out", out); r.code != ExitOK || r.stderr != "" {
 		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// --cluster names the cluster instead, and ingest fills the cluster column from the files.
+	named := filepath.Join(t.TempDir(), "snaps")
+	if r := runCLI(t, "snapshot", "-q", "--kubeconfig", kc, "--cluster", "prod-eu-1", "--out", named); r.code != ExitOK {
+		t.Fatalf("--cluster: exit %d: %s", r.code, r.stderr)
+	}
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	if r := runCLI(t, "ingest", "-q", "--db", db, named); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT DISTINCT cluster FROM services"); r.stdout != "cluster\nprod-eu-1\n" {
+		t.Errorf("clusters of the ingested snapshot: %q (%s)", r.stdout, r.stderr)
 	}
 }
 

@@ -50,7 +50,15 @@ type Options struct {
 	Keep time.Duration
 	// Log, if not nil, receives one line per file written.
 	Log io.Writer
+	// Cluster names the cluster listed (Target.Cluster, or the user's choice); when set, every
+	// file records it (ClusterField) and ingest fills the cluster column from it.
+	Cluster string
 }
+
+// ClusterField is the field of a snapshot List, before its items, that records the cluster the
+// objects were listed from: {"apiVersion":"v1","kind":"List","kubesift":{"cluster":"prod"},
+// "items":[...]}. Ingest reads it from the file's head (ingest/k8sobj.HeadCluster).
+const ClusterField = "kubesift"
 
 // File is one file written by Take.
 type File struct {
@@ -355,7 +363,16 @@ var errExpired = errors.New("the list's continue token expired")
 
 func writeList(ctx context.Context, c kubernetes.Interface, k kindSpec, f *os.File, opt Options) (objects, pages int, err error) {
 	w := bufio.NewWriterSize(f, 256<<10)
-	if _, err := w.WriteString(`{"apiVersion":"v1","kind":"List","items":[`); err != nil {
+	head := map[string]any{"apiVersion": "v1", "kind": "List"}
+	if opt.Cluster != "" {
+		head[ClusterField] = map[string]string{"cluster": opt.Cluster}
+	}
+	b, err := json.Marshal(head)
+	if err != nil {
+		return 0, 0, err
+	}
+	// The items follow the other fields, so that the cluster is in the head ingest reads first.
+	if _, err := w.Write(append(b[:len(b)-1], `,"items":[`...)); err != nil {
 		return 0, 0, err
 	}
 	opts := metav1.ListOptions{Limit: opt.PageSize}
@@ -443,6 +460,12 @@ func syncDir(dir string) {
 	}
 }
 
+// Target says where a client connects.
+type Target struct {
+	From    string // the configuration's origin, for the log: kubeconfig path and context → host
+	Cluster string // the cluster name of the kubeconfig context used; "" with the in-cluster config
+}
+
 // ClientOptions say how to reach the apiserver.
 type ClientOptions struct {
 	Kubeconfig string // --kubeconfig; empty: $KUBECONFIG, ~/.kube/config, or in-cluster config
@@ -474,20 +497,20 @@ func (h *warningWriter) HandleWarningHeader(code int, agent, text string) {
 	fmt.Fprintf(h.w, "snapshot: apiserver warning: %s\n", text)
 }
 
-// RESTConfig returns the client configuration and a description of where it came from. Inside a
-// pod (KUBERNETES_SERVICE_HOST set) without --kubeconfig, --context or $KUBECONFIG it is the
+// RESTConfig returns the client configuration and where it came from. Inside a pod
+// (KUBERNETES_SERVICE_HOST set) without --kubeconfig, --context or $KUBECONFIG it is the
 // in-cluster configuration (the pod's ServiceAccount token); otherwise kubectl's loading rules.
-func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
+func RESTConfig(o ClientOptions) (*rest.Config, Target, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	var cfg *rest.Config
-	var from string
+	var from, cluster string
 	if o.Kubeconfig == "" && o.Context == "" && getenv("KUBECONFIG") == "" && getenv("KUBERNETES_SERVICE_HOST") != "" {
 		c, err := rest.InClusterConfig()
 		if err != nil {
-			return nil, "", fmt.Errorf("KUBERNETES_SERVICE_HOST is set but the in-cluster configuration is unusable (%v); pass --kubeconfig", err)
+			return nil, Target{}, fmt.Errorf("KUBERNETES_SERVICE_HOST is set but the in-cluster configuration is unusable (%v); pass --kubeconfig", err)
 		}
 		cfg, from = c, "in-cluster config (ServiceAccount token)"
 	} else {
@@ -497,9 +520,9 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 		c, err := cc.ClientConfig()
 		if err != nil {
 			if clientcmd.IsEmptyConfig(err) {
-				return nil, "", fmt.Errorf("no kubeconfig found (looked at $KUBECONFIG and %s); pass --kubeconfig, or run inside a pod", clientcmd.RecommendedHomeFile)
+				return nil, Target{}, fmt.Errorf("no kubeconfig found (looked at $KUBECONFIG and %s); pass --kubeconfig, or run inside a pod", clientcmd.RecommendedHomeFile)
 			}
-			return nil, "", fmt.Errorf("loading the kubeconfig: %w", err)
+			return nil, Target{}, fmt.Errorf("loading the kubeconfig: %w", err)
 		}
 		cfg = c
 		from = "kubeconfig"
@@ -516,6 +539,9 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 			if ctxName != "" {
 				from += ", context " + ctxName
 			}
+			if kc := raw.Contexts[ctxName]; kc != nil {
+				cluster = kc.Cluster
+			}
 		}
 	}
 	if o.UserAgent != "" {
@@ -527,18 +553,18 @@ func RESTConfig(o ClientOptions) (*rest.Config, string, error) {
 	}
 	// A snapshot is a handful of list requests; let them go without client-side throttling.
 	cfg.QPS, cfg.Burst = 20, 40
-	return cfg, from + " → " + cfg.Host, nil
+	return cfg, Target{From: from + " → " + cfg.Host, Cluster: cluster}, nil
 }
 
 // NewClient returns a clientset for the options.
-func NewClient(o ClientOptions) (kubernetes.Interface, string, error) {
-	cfg, from, err := RESTConfig(o)
+func NewClient(o ClientOptions) (kubernetes.Interface, Target, error) {
+	cfg, target, err := RESTConfig(o)
 	if err != nil {
-		return nil, "", err
+		return nil, Target{}, err
 	}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("creating the client (%s): %w", from, err)
+		return nil, Target{}, fmt.Errorf("creating the client (%s): %w", target.From, err)
 	}
-	return c, from, nil
+	return c, target, nil
 }

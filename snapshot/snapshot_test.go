@@ -442,19 +442,19 @@ func TestRESTConfig(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	inPod := env(map[string]string{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"})
 
-	cfg, from, err := RESTConfig(ClientOptions{Kubeconfig: kc, Getenv: inPod, UserAgent: "kubesift/test"})
+	cfg, target, err := RESTConfig(ClientOptions{Kubeconfig: kc, Getenv: inPod, UserAgent: "kubesift/test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://a.example:6443" || cfg.UserAgent != "kubesift/test" || !strings.Contains(from, "context ctx-a") {
-		t.Errorf("explicit kubeconfig: host %s, agent %s, from %q", cfg.Host, cfg.UserAgent, from)
+	if cfg.Host != "https://a.example:6443" || cfg.UserAgent != "kubesift/test" || !strings.Contains(target.From, "context ctx-a") || target.Cluster != "a" {
+		t.Errorf("explicit kubeconfig: host %s, agent %s, %+v", cfg.Host, cfg.UserAgent, target)
 	}
-	cfg, from, err = RESTConfig(ClientOptions{Kubeconfig: kc, Context: "ctx-b", Getenv: env(nil)})
+	cfg, target, err = RESTConfig(ClientOptions{Kubeconfig: kc, Context: "ctx-b", Getenv: env(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://b.example:6443" || !strings.Contains(from, "context ctx-b") {
-		t.Errorf("--context ctx-b: host %s, from %q", cfg.Host, from)
+	if cfg.Host != "https://b.example:6443" || !strings.Contains(target.From, "context ctx-b") || target.Cluster != "b" {
+		t.Errorf("--context ctx-b: host %s, %+v", cfg.Host, target)
 	}
 	if _, _, err := RESTConfig(ClientOptions{Kubeconfig: kc, Context: "nope", Getenv: env(nil)}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown context: %v", err)
@@ -531,4 +531,77 @@ func objectsOf(res *Result, kind string) int {
 		}
 	}
 	return 0
+}
+
+// TestSnapshotRecordsCluster: the files record Options.Cluster, and ingest fills every object
+// table's cluster column from it, unless --cluster or --cluster-per-dir names another.
+func TestSnapshotRecordsCluster(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := filepath.Join(root, "from-dir")
+	res, err := Take(ctx, fake.NewClientset(objects()...), dir, Options{Now: fixedNow, Cluster: "lab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), `{"apiVersion":"v1","kind":"List","kubesift":{"cluster":"lab"},"items":[`) {
+			t.Errorf("%s starts %.80s", f.Path, b)
+		}
+	}
+	clusters := func(path string, opt ingest.Options) string {
+		t.Helper()
+		db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		inputs, err := ingest.ExpandPaths([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ingest.New(db, opt).Ingest(ctx, inputs); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = db.QueryRow(`SELECT string_agg(DISTINCT format('{}:{}', t, cluster), ' ' ORDER BY format('{}:{}', t, cluster)) FROM (
+			SELECT 'endpoint_addresses' AS t, cluster FROM endpoint_addresses UNION ALL SELECT 'services', cluster FROM services
+			UNION ALL SELECT 'pods', cluster FROM pods UNION ALL SELECT 'pod_probes', cluster FROM pod_probes
+			UNION ALL SELECT 'leader_locks', cluster FROM leader_locks UNION ALL SELECT 'object_annotations', cluster FROM object_annotations)`).Scan(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	every := func(cluster string) string {
+		var s []string
+		for _, table := range []string{"endpoint_addresses", "leader_locks", "object_annotations", "pod_probes", "pods", "services"} {
+			s = append(s, table+":"+cluster)
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		name, path string
+		opt        ingest.Options
+		want       string
+	}{
+		{"recorded", dir, ingest.Options{}, "lab"},
+		{"--cluster", dir, ingest.Options{Cluster: "prod"}, "prod"},
+		{"--cluster-per-dir", root, ingest.Options{ClusterPerDir: true}, "from-dir"},
+	} {
+		if got := clusters(tc.path, tc.opt); got != every(tc.want) {
+			t.Errorf("%s: clusters %s, want %s", tc.name, got, every(tc.want))
+		}
+	}
+	// Without a cluster the files record none, and the rows have the unknown cluster "".
+	bare := t.TempDir()
+	if _, err := Take(ctx, fake.NewClientset(objects()...), bare, Options{Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	if got := clusters(bare, ingest.Options{}); got != every("") {
+		t.Errorf("no cluster: clusters %s, want %s", got, every(""))
+	}
 }

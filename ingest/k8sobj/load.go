@@ -1,7 +1,9 @@
 package k8sobj
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -26,11 +28,16 @@ func (Loader) Tables() []store.Table { return Tables }
 // Resumable is false: a snapshot is a whole, loaded once.
 func (Loader) Resumable() bool { return false }
 
-// Load loads one snapshot file, taken at the time its path or --at says.
+// Load loads one snapshot file, taken at the time its path or --at says, of the cluster that
+// --cluster (or --cluster-per-dir) names, or else the file (HeadCluster).
 func (Loader) Load(ctx context.Context, f *load.File) error {
 	_, capturedAt := f.Origin(false)
+	cluster := f.Settings.Cluster
+	if cluster == "" {
+		cluster = HeadCluster(f.Src.Head)
+	}
 	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
-		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID, Cluster: f.Settings.Cluster}
+		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID, Cluster: cluster}
 		_, err := Decode(f.Src.Name, r, sink)
 		return sink.Rejects, err
 	})
@@ -61,4 +68,32 @@ func (s *RowSink) Append(table string, values []any) error {
 // Bad keeps what could not be used, for ingest_errors.
 func (s *RowSink) Bad(line int, offset int64, reason, excerpt string) {
 	s.Rejects = append(s.Rejects, load.Rejected{Line: int64(line), Offset: offset, Reason: reason, Text: []byte(excerpt)})
+}
+
+// HeadCluster returns the cluster a `kubesift snapshot` List records before its items
+// ({"apiVersion":"v1","kind":"List","kubesift":{"cluster":"prod"},"items":[...]}, see
+// snapshot.ClusterField), read from the head of the file; "" when it records none.
+func HeadCluster(head []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil || key == "items" {
+			return ""
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return ""
+		}
+		if key == "kubesift" {
+			var rec struct {
+				Cluster string `json:"cluster"`
+			}
+			json.Unmarshal(value, &rec)
+			return rec.Cluster
+		}
+	}
+	return ""
 }
