@@ -6,7 +6,8 @@
 // endpoints-2026-11-21T04:28:20Z.json, so that the ingested rows of all kinds share captured_at.
 // Lists are paginated (500 objects per request by default) and streamed to a hidden temporary file
 // in the output directory that is renamed into place only when every list has succeeded, so a
-// process killed mid-write leaves no partial file (ingest skips hidden files).
+// process killed mid-write leaves no partial file (ingest skips hidden files). Each List records,
+// before its items, the cluster it was listed from (ClusterField), for ingest's cluster column.
 //
 // What is written is what kubesift needs, and no more:
 //   - ConfigMaps keep only name, namespace, uid, resourceVersion and annotations (the leader-election
