@@ -19,7 +19,7 @@ type Column struct {
 // ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
 // belongs to. It comes last so that a database an older kubesift created gains it on open (Open
 // adds missing columns at the end) and loads, which insert in column order, still line up.
-var ClusterColumn = Column{Name: "cluster", Type: "VARCHAR", Doc: "cluster the evidence belongs to: --cluster, or the first directory under the argument with --cluster-per-dir; for rows derived from audit events, the event's cluster; \"\" when unknown"}
+var ClusterColumn = Column{Name: "cluster", Type: "VARCHAR", Doc: "cluster the evidence belongs to: --cluster, or the first directory under the argument with --cluster-per-dir; else, for a kubesift snapshot file, the cluster it records; for rows derived from audit events, the event's cluster; \"\" when unknown"}
 
 // Table is one documented kubesift table. The DDL and `kubesift schema` are both generated from it,
 // so the documentation cannot drift from the database.

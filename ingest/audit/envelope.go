@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/load"
@@ -37,6 +38,15 @@ var envelopes = []envelope{
 	documents{},
 	eventListLines{},
 	jsonLines{},
+}
+
+// envelopeNames lists the envelopes' names, for the documentation of audit_events.envelope.
+func envelopeNames() string {
+	names := make([]string, len(envelopes))
+	for i, e := range envelopes {
+		names[i] = e.name()
+	}
+	return strings.Join(names, ", ")
 }
 
 // envelopeOf returns the envelope of a file, nil when it is not an audit log.

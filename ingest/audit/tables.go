@@ -56,7 +56,7 @@ var auditEventsTable = store.Table{
 		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
 		{Name: "cluster", Type: "VARCHAR", Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
 		{Name: "apiserver", Type: "VARCHAR", Doc: "apiserver that logged the event: --apiserver, else the envelope's or path's (GKE/EKS log stream, must-gather <server>/<node>); \"\" when unknown"},
-		{Name: "envelope", Type: "VARCHAR", Doc: "how the event was packed: json-lines, eventlist-lines, json-documents, eks-log-events, eks-firehose, aks-diagnostics, gke-logentry; gke-logentry events have no request URI, so no query parameters (watch_rv, resource_version, timeout_seconds, …)"},
+		{Name: "envelope", Type: "VARCHAR", Doc: "how the event was packed: " + envelopeNames() + "; gke-logentry events have no request URI, so no query parameters (watch_rv, resource_version, timeout_seconds, …)"},
 		{Name: "source_file", Type: "VARCHAR", Doc: "file the event was read from (- for stdin)"},
 		{Name: "source_line", Type: "BIGINT", Doc: "1-based line of the event in source_file (the line of the EventList for webhook batches)"},
 		{Name: "source_offset", Type: "BIGINT", Doc: "byte offset of that line in the (decompressed) file"},
