@@ -185,18 +185,7 @@ func TestSnapshotIngests(t *testing.T) {
 	if _, err := Take(ctx, fake.NewClientset(objects()...), dir, Options{Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	inputs, err := ingest.ExpandPaths([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
-		t.Fatal(err)
-	}
+	db := ingested(t, dir, ingest.Options{})
 	count := func(q string) int {
 		t.Helper()
 		var n int
@@ -554,20 +543,8 @@ func TestSnapshotRecordsCluster(t *testing.T) {
 	}
 	clusters := func(path string, opt ingest.Options) string {
 		t.Helper()
-		db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		inputs, err := ingest.ExpandPaths([]string{path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ingest.New(db, opt).Ingest(ctx, inputs); err != nil {
-			t.Fatal(err)
-		}
 		var got string
-		err = db.QueryRow(`SELECT string_agg(DISTINCT format('{}:{}', t, cluster), ' ' ORDER BY format('{}:{}', t, cluster)) FROM (
+		err := ingested(t, path, opt).QueryRow(`SELECT string_agg(DISTINCT format('{}:{}', t, cluster), ' ' ORDER BY format('{}:{}', t, cluster)) FROM (
 			SELECT 'endpoint_addresses' AS t, cluster FROM endpoint_addresses UNION ALL SELECT 'services', cluster FROM services
 			UNION ALL SELECT 'pods', cluster FROM pods UNION ALL SELECT 'pod_probes', cluster FROM pod_probes
 			UNION ALL SELECT 'leader_locks', cluster FROM leader_locks UNION ALL SELECT 'object_annotations', cluster FROM object_annotations)`).Scan(&got)
@@ -604,4 +581,23 @@ func TestSnapshotRecordsCluster(t *testing.T) {
 	if got := clusters(bare, ingest.Options{}); got != every("") {
 		t.Errorf("no cluster: clusters %s, want %s", got, every(""))
 	}
+}
+
+// ingested returns an in-memory database with path ingested into it under opt.
+func ingested(t *testing.T, path string, opt ingest.Options) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	inputs, err := ingest.ExpandPaths([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(db, opt).Ingest(ctx, inputs); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
