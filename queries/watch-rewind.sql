@@ -19,7 +19,9 @@
 --                      is newer, or, when the write logged none, a create/delete and the same version as the
 --                      previous watch. Writes in the last write_delivery_grace_ms of the previous watch do not
 --                      count (the event may not have reached the client), nor, for a write logged by another
---                      apiserver than the watch, in its last write_delivery_grace_ms + cross_apiserver_grace_ms. Streams with a label selector or a field
+--                      apiserver than the previous watch (the one whose watch cache streamed the event, and whose
+--                      clock logged that watch's end), in its last write_delivery_grace_ms + cross_apiserver_grace_ms;
+--                      the re-watch's own apiserver does not matter. Streams with a label selector or a field
 --                      selector other than metadata.name are never judged by writes (the event may not match);
 --   expired-again      it asks for a version the apiserver already answered 410 Expired to this stream.
 -- Stale-version answers: the real apiserver logs a watch from a version that fell out of its watch cache as an
@@ -151,7 +153,8 @@ watches AS (
            lag(w.rv) OVER s AS prev_rv,
            lag(w.audit_id) OVER s AS prev_audit_id,
            lag(w.recv) OVER s AS prev_recv,
-           lag(w.ended) OVER s AS prev_ended
+           lag(w.ended) OVER s AS prev_ended,
+           lag(w.apiserver) OVER s AS prev_apiserver
     FROM watch_reqs w
     JOIN loops c USING (audit_id)
     WINDOW s AS (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id)
@@ -190,7 +193,7 @@ repeat_proof AS (
      AND x.at >= w.prev_recv
      AND x.at <= least(coalesce(w.prev_ended, w.recv), w.recv)
                  - to_microseconds(CAST((CAST($write_delivery_grace_ms AS DOUBLE)
-                         + CASE WHEN x.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
+                         + CASE WHEN x.apiserver <> w.prev_apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
      AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
     WHERE w.rv = w.prev_rv
       AND w.rv >= w.prev_max_rv
