@@ -135,18 +135,17 @@ watch_reqs AS (
 -- the client saw it), and each watch is continued by one watch at most (the first).
 -- The predecessor is the watch with the latest end among those that ended before the watch started (an ASOF
 -- join) or, preferred as they ended later, that started before it and ended within the handover time after its start
--- (plus cross_apiserver_grace_ms when another apiserver logged it): joined on the stream and the second of the end,
--- so that the cost stays per watch, not per pair of a stream's watches (the stream key holds the cluster; audit IDs
+-- (plus cross_apiserver_grace_ms when another apiserver logged it): joined on the stream and the slot of the end
+-- (slots as wide as that longest handover, so a watch meets the ends of its own slot and the next), so that the cost
+-- stays per watch, not per pair of a stream's watches (the stream key holds the cluster; audit IDs
 -- are unique per cluster only, so every join on a request is keyed by cluster too).
 handover_buckets AS (
-    SELECT w.cluster, w.audit_id, w.stream, w.recv, w.apiserver, b.sec
-    FROM watch_reqs w,
-         unnest(generate_series(epoch_ms(w.recv) // 1000,
-                                epoch_ms(w.recv + to_microseconds(CAST((CAST($watch_handover_ms AS DOUBLE)
-                                         + CAST($cross_apiserver_grace_ms AS DOUBLE)) * 1000 AS BIGINT))) // 1000)) AS b(sec)
+    SELECT w.cluster, w.audit_id, w.stream, w.recv, w.apiserver,
+           unnest([epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT), epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) + 1]) AS slot
+    FROM watch_reqs w
 ),
 ended_watches AS (
-    SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // 1000 AS sec
+    SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
     FROM watch_reqs
     WHERE ended IS NOT NULL
 ),
@@ -154,7 +153,7 @@ pred_handover AS (
     SELECT w.cluster, w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
     FROM handover_buckets w
     JOIN ended_watches p
-      ON p.stream = w.stream AND p.sec = w.sec
+      ON p.stream = w.stream AND p.slot = w.slot
      AND p.recv < w.recv AND p.ended >= w.recv
      AND p.ended <= w.recv + to_microseconds(CAST((CAST($watch_handover_ms AS DOUBLE)
                             + CASE WHEN p.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
@@ -234,9 +233,8 @@ repeat_cands AS (
       AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
 ),
 repeat_buckets AS (
-    SELECT c.*, b.bucket
-    FROM repeat_cands c,
-         unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS b(bucket)
+    SELECT c.*, unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS bucket
+    FROM repeat_cands c
     WHERE c.hi >= c.lo
 ),
 -- each write under the scopes of the watches it is delivered to: its namespace or all, its name or all
