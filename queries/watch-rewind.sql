@@ -19,7 +19,9 @@
 --                      is newer, or, when the write logged none, a create/delete and the same version as the
 --                      previous watch. Writes in the last write_delivery_grace_ms of the previous watch do not
 --                      count (the event may not have reached the client), nor, for a write logged by another
---                      apiserver than the watch, in its last write_delivery_grace_ms + cross_apiserver_grace_ms. Streams with a label selector or a field
+--                      apiserver than the previous watch (the one whose watch cache streamed the event, and whose
+--                      clock logged that watch's end), in its last write_delivery_grace_ms + cross_apiserver_grace_ms;
+--                      the re-watch's own apiserver does not matter. Streams with a label selector or a field
 --                      selector other than metadata.name are never judged by writes (the event may not match);
 --   expired-again      it asks for a version the apiserver already answered 410 Expired to this stream.
 -- Stale-version answers: the real apiserver logs a watch from a version that fell out of its watch cache as an
@@ -103,14 +105,24 @@ reqs AS (
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
     GROUP BY coalesce(a.cluster, ''), a.audit_id
 ),
-reqs_win AS (
-    SELECT r.*,
-           -- the stream key as one value (for partitioning and joining)
-           [r.cluster, r.username, r.user_agent, r.client_ip, r.api_group, r.api_version, r.resource, r.namespace,
-            r.obj_name, r.label_selector, r.field_selector, CAST(coalesce(e.epoch, 0) AS VARCHAR)] AS stream,
-           (r.recv >= ks_window_start($since)) AS in_win
+reqs_epoch AS (
+    SELECT r.*, coalesce(e.epoch, 0) AS epoch, (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs r
     ASOF LEFT JOIN epochs e ON e.cluster = r.cluster AND r.recv >= e.t
+),
+-- the stream key as one number (for partitioning and joining: hashing the dozen strings of the key once, not in
+-- every join and window)
+stream_ids AS (
+    SELECT k.*, row_number() OVER () AS stream
+    FROM (SELECT DISTINCT cluster, username, user_agent, client_ip, api_group, api_version, resource, namespace,
+                          obj_name, label_selector, field_selector, epoch
+          FROM reqs_epoch) k
+),
+reqs_win AS (
+    SELECT r.*, i.stream
+    FROM reqs_epoch r
+    JOIN stream_ids i USING (cluster, username, user_agent, client_ip, api_group, api_version, resource, namespace,
+                              obj_name, label_selector, field_selector, epoch)
 ),
 watch_reqs AS (
     SELECT * FROM reqs_win WHERE verb = 'watch' AND rv > 0 AND NOT watch_list
@@ -121,27 +133,56 @@ watch_reqs AS (
 -- ends, so a loop is a chain of non-overlapping watches: a watch continues the watch of its stream
 -- that ended last before it started (up to watch_handover_ms later, as the end is logged after
 -- the client saw it), and each watch is continued by one watch at most (the first).
-pred AS (
-    SELECT w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
+-- The predecessor is the watch with the latest end among those that ended before the watch started (an ASOF
+-- join) or, preferred as they ended later, that started before it and ended within the handover time after its start
+-- (plus cross_apiserver_grace_ms when another apiserver logged it): joined on the stream and the slot of the end
+-- (slots as wide as that longest handover, so a watch meets the ends of its own slot and the next), so that the cost
+-- stays per watch, not per pair of a stream's watches (the stream key holds the cluster; audit IDs
+-- are unique per cluster only, so every join on a request is keyed by cluster too).
+handover_buckets AS (
+    SELECT w.cluster, w.audit_id, w.stream, w.recv, w.apiserver,
+           unnest([epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT), epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) + 1]) AS slot
     FROM watch_reqs w
-    JOIN watch_reqs p
-      ON p.stream = w.stream AND p.recv < w.recv
+),
+ended_watches AS (
+    SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
+    FROM watch_reqs
+    WHERE ended IS NOT NULL
+),
+pred_handover AS (
+    SELECT w.cluster, w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
+    FROM handover_buckets w
+    JOIN ended_watches p
+      ON p.stream = w.stream AND p.slot = w.slot
+     AND p.recv < w.recv AND p.ended >= w.recv
      AND p.ended <= w.recv + to_microseconds(CAST((CAST($watch_handover_ms AS DOUBLE)
                             + CASE WHEN p.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
-    GROUP BY w.audit_id
+    GROUP BY w.cluster, w.audit_id
+),
+pred_before AS (
+    SELECT w.cluster, w.audit_id, p.audit_id AS prev_id
+    FROM watch_reqs w
+    ASOF JOIN ended_watches p
+      ON p.stream = w.stream AND p.ended < w.recv
+),
+pred AS (
+    SELECT coalesce(h.cluster, b.cluster) AS cluster, coalesce(h.audit_id, b.audit_id) AS audit_id,
+           coalesce(h.prev_id, b.prev_id) AS prev_id
+    FROM pred_handover h
+    FULL JOIN pred_before b ON b.cluster = h.cluster AND b.audit_id = h.audit_id
 ),
 links AS (
-    SELECT p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
-    FROM pred p JOIN watch_reqs w USING (audit_id)
-    GROUP BY p.prev_id
+    SELECT p.cluster, p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
+    FROM pred p JOIN watch_reqs w ON w.cluster = p.cluster AND w.audit_id = p.audit_id
+    GROUP BY p.cluster, p.prev_id
 ),
 loops AS (
-    SELECT w.audit_id, w.audit_id AS loop_id
+    SELECT w.cluster, w.audit_id, w.audit_id AS loop_id
     FROM watch_reqs w
-    WHERE w.audit_id NOT IN (SELECT audit_id FROM links)
+    ANTI JOIN links l ON l.cluster = w.cluster AND l.audit_id = w.audit_id
     UNION ALL
-    SELECT l.audit_id, c.loop_id
-    FROM loops c JOIN links l ON l.prev_id = c.audit_id
+    SELECT l.cluster, l.audit_id, c.loop_id
+    FROM loops c JOIN links l ON l.cluster = c.cluster AND l.prev_id = c.audit_id
 ),
 -- the sequence of watch requests of each loop, with what came before
 watches AS (
@@ -151,9 +192,10 @@ watches AS (
            lag(w.rv) OVER s AS prev_rv,
            lag(w.audit_id) OVER s AS prev_audit_id,
            lag(w.recv) OVER s AS prev_recv,
-           lag(w.ended) OVER s AS prev_ended
+           lag(w.ended) OVER s AS prev_ended,
+           lag(w.apiserver) OVER s AS prev_apiserver
     FROM watch_reqs w
-    JOIN loops c USING (audit_id)
+    JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id
     WINDOW s AS (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id)
 ),
 -- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
@@ -175,28 +217,49 @@ stale AS (
      AND w.latency_ms <= CAST($stale_watch_max_ms AS DOUBLE)
     GROUP BY ALL
 ),
--- the first write that proves the client was sent a newer version than the one it repeats
-repeat_proof AS (
-    SELECT w.audit_id,
-           arg_min(x.audit_id, x.at) AS write_audit_id,
-           arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
-           arg_min(x.rv_seen, x.at) AS write_rv,
-           min(x.at) AS write_at
+-- the watches that repeat their stream's newest version, where a write may prove a rewind: the window [lo, hi] in
+-- which a write logged by the previous watch's apiserver proves it (one logged by another apiserver must fall
+-- cross_apiserver_grace_ms before hi), cut into minutes (bucket), so that the writes meet them in a hash join on
+-- their cluster, scope and minute instead of every write of the resource
+repeat_cands AS (
+    SELECT w.cluster, w.audit_id, w.api_group, w.resource, w.namespace, w.obj_name, w.rv, w.prev_apiserver,
+           w.prev_recv AS lo,
+           least(coalesce(w.prev_ended, w.recv), w.recv)
+               - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
     FROM watches w
-    JOIN writes x
-      ON x.cluster = w.cluster AND x.api_group = w.api_group AND x.resource = w.resource
-     AND (w.namespace = '' OR x.namespace = w.namespace)
-     AND (w.obj_name = '' OR x.name = w.obj_name)
-     AND x.at >= w.prev_recv
-     AND x.at <= least(coalesce(w.prev_ended, w.recv), w.recv)
-                 - to_microseconds(CAST((CAST($write_delivery_grace_ms AS DOUBLE)
-                         + CASE WHEN x.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
-     AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
     WHERE w.rv = w.prev_rv
       AND w.rv >= w.prev_max_rv
       AND w.label_selector = ''
       AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
-    GROUP BY w.audit_id
+),
+repeat_buckets AS (
+    SELECT c.*, unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS bucket
+    FROM repeat_cands c
+    WHERE c.hi >= c.lo
+),
+-- each write under the scopes of the watches it is delivered to: its namespace or all, its name or all
+write_keys AS (
+    SELECT x.*, n.ns_key, k.name_key, epoch_ms(x.at) // 60000 AS bucket
+    FROM writes x,
+         unnest(list_distinct([x.namespace, ''])) AS n(ns_key),
+         unnest(list_distinct([x.name, ''])) AS k(name_key)
+),
+-- the first write that proves the client was sent a newer version than the one it repeats
+repeat_proof AS (
+    SELECT w.cluster, w.audit_id,
+           arg_min(x.audit_id, x.at) AS write_audit_id,
+           arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
+           arg_min(x.rv_seen, x.at) AS write_rv,
+           min(x.at) AS write_at
+    FROM repeat_buckets w
+    JOIN write_keys x
+      ON x.cluster = w.cluster AND x.api_group = w.api_group AND x.resource = w.resource
+     AND x.ns_key = w.namespace AND x.name_key = w.obj_name AND x.bucket = w.bucket
+     AND x.at >= w.lo
+     AND x.at <= w.hi - to_microseconds(CAST(CASE WHEN x.apiserver <> w.prev_apiserver
+                                                  THEN CAST($cross_apiserver_grace_ms AS DOUBLE) * 1000 ELSE 0 END AS BIGINT))
+     AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
+    GROUP BY w.cluster, w.audit_id
 ),
 classified AS (
     SELECT w.*,
@@ -207,7 +270,7 @@ classified AS (
                 WHEN p.audit_id IS NOT NULL THEN 'repeat-after-write'
            END AS reason
     FROM watches w
-    LEFT JOIN repeat_proof p USING (audit_id)
+    LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.audit_id = w.audit_id
 ),
 -- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
@@ -273,7 +336,7 @@ ev_rows AS (
     SELECT w.stream, w.recv, w.audit_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_audit_id,
            w.code, w.latency_ms, w.timeout_s, w.source_file, w.source_line, NULL, NULL, NULL
     FROM classified w
-    JOIN stale s ON s.watch_audit_id = w.audit_id
+    JOIN stale s ON s.stream = w.stream AND s.watch_audit_id = w.audit_id
     WHERE w.reason IS NULL AND s.in_win
     UNION
     SELECT s.stream, s.recv, s.audit_id, 'list', 'stale-version answer: ' || coalesce(s.status_reason, 'Gone'), s.rv, NULL, NULL, s.watch_audit_id,
