@@ -60,12 +60,12 @@ func clusters(ctx context.Context, conn *store.Sandbox) ([]string, error) {
 	return out, rows.Err()
 }
 
-// gaps runs the coverage queries of r's needs over the window of opt.
+// gaps runs the coverage queries of r's needs with r's params (opt's overrides) and the window of opt.
 func gaps(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) ([]Gap, error) {
 	var out []Gap
-	window := Args(rules.Rule{}, opt)
+	args := Args(r, opt)
 	for _, n := range r.Needs {
-		rows, err := conn.QueryContext(ctx, n.SQL, window...)
+		rows, err := conn.QueryContext(ctx, n.SQL, args...)
 		if err != nil {
 			return nil, fmt.Errorf("coverage query %s: %w", n.Evidence, err)
 		}
