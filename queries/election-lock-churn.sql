@@ -208,7 +208,7 @@ lock_keys AS (
 ),
 -- the watch requests of each lock whose watch was open while the lock was written
 lock_watch_reqs AS (
-    SELECT k.lock_id, w.watcher_id, w.req_id, w.user_agent
+    SELECT k.lock_id, w.watcher_id, w.req_id
     FROM lock_keys k
     JOIN watch_keys w
       ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
@@ -232,15 +232,19 @@ watcher_agg AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, a.watchers
     FROM lock_watcher_agg a JOIN reported r USING (lock_id)
 ),
--- the watchers shown in evidence, with the user agents of their watch requests of the lock
+-- the watchers shown in evidence, with the user agents of their watch requests of the lock (joined again for the
+-- shown watchers only: lock_watch_reqs is not kept, as a CTE read twice would be held in memory whole)
 shown_watchers AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file,
            f.source_line, s.requests,
-           string_agg(DISTINCT q.user_agent, ', ' ORDER BY q.user_agent) AS user_agent
+           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
     FROM (SELECT lock_id, unnest(shown, recursive := true) FROM lock_watcher_agg) s
     JOIN reported r USING (lock_id)
     JOIN watch_reqs f ON f.req_id = s.first_req
-    JOIN lock_watch_reqs q ON q.lock_id = s.lock_id AND q.watcher_id = s.watcher_id
+    JOIN lock_keys k ON k.lock_id = s.lock_id
+    JOIN watch_keys w
+      ON w.watcher_id = s.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
+     AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
     GROUP BY ALL
 ),
 svc_seen AS (
