@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
-	"github.com/kubesift/kubesift/store"
 )
 
 // auditCopy writes the audit log of a scenario through edit (which drops an event by returning
@@ -232,18 +231,7 @@ func TestCoverageIsPerCluster(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "nodes", "lab-node-1"), os.DirFS("samples/probe-conntrack/lab-node-1")); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	inputs, err := ingest.ExpandPaths([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.New(db, ingest.Options{ClusterPerDir: true}).Ingest(context.Background(), inputs); err != nil {
-		t.Fatal(err)
-	}
+	db := loadDB(t, dir, ingest.Options{ClusterPerDir: true})
 	rep, err := Run(context.Background(), db, builtin(t), Options{})
 	if err != nil {
 		t.Fatal(err)

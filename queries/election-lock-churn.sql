@@ -10,8 +10,8 @@ WITH
 -- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
 -- previous state of an object is needed at the start of the window; in_win marks the writes inside it), with what
 -- their body says (the bodies themselves are not carried through the window functions below: they would hold every
--- body in memory at once)
-writes AS (
+-- body in memory at once; nor are the writes kept: each reader scans them again rather than hold them in memory)
+writes AS NOT MATERIALIZED (
     SELECT b.* EXCLUDE (body, ref_name),
            (b.body IS NOT NULL) AS has_body,
            coalesce(b.ref_name, b.body->'metadata'->>'name') AS name,
@@ -75,7 +75,8 @@ lock_writers AS (
 -- second-precision times, so two renewals within a second carry the same annotation), plus writes of a known lock
 -- without a logged body (Metadata audit level) by anyone but the endpoints controllers
 lock_writes AS (
-    SELECT p.*,
+    SELECT p.cluster, p.kind, p.namespace, p.name, p.audit_id, p.verb, p.username, p.user_agent, p.ts, p.source_file,
+           p.source_line, p.holder, p.transitions, p.prev_holder,
            CASE WHEN p.rec IS NULL THEN 'write'
                 WHEN coalesce(p.holder, '') = '' THEN 'release'
                 WHEN p.prev_rec IS NULL
