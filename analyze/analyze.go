@@ -124,7 +124,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
 		return nil, err
 	}
-	clusterNames, err := clusters(ctx, sandbox)
+	clusterNames, perTable, err := evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 				out.Reason = "failed: " + err.Error()
 			} else {
-				out.Coverage = coverageOf(clusterNames, out.Evaluated, out.Reason, gs)
+				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out), gs)
 			}
 		}
 		rep.Findings = append(rep.Findings, findings...)
@@ -167,7 +167,7 @@ func sortFindings(findings []Finding) {
 func NotEvaluated(rs []rules.Rule, reason string) *Report {
 	rep := &Report{}
 	for _, r := range rs {
-		rep.Outcomes = append(rep.Outcomes, Outcome{Rule: r, Reason: reason, Coverage: coverageOf([]string{""}, false, reason, nil)})
+		rep.Outcomes = append(rep.Outcomes, Outcome{Rule: r, Reason: reason, Coverage: coverageOf([]string{""}, map[string]string{"": reason}, nil)})
 	}
 	return rep
 }

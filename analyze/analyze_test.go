@@ -35,6 +35,12 @@ func builtin(t *testing.T) []rules.Rule {
 
 func scenarioDB(t *testing.T, dir string) *store.DB {
 	t.Helper()
+	return loadDB(t, dir, ingest.Options{})
+}
+
+// loadDB loads dir with opt into an in-memory database.
+func loadDB(t *testing.T, dir string, opt ingest.Options) *store.DB {
+	t.Helper()
 	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +50,7 @@ func scenarioDB(t *testing.T, dir string) *store.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ingest.New(db, ingest.Options{}).Ingest(context.Background(), inputs); err != nil {
+	if _, err := ingest.New(db, opt).Ingest(context.Background(), inputs); err != nil {
 		t.Fatalf("loading %s: %v", dir, err)
 	}
 	return db

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
 )
@@ -37,35 +36,62 @@ type Gap struct {
 	Reason   string
 }
 
-// clusters returns the clusters the audit events came from ("" when unknown); one cluster ""
-// when there are none. The other tables do not name their cluster yet: they count as "".
-func clusters(ctx context.Context, conn *store.Sandbox) ([]string, error) {
-	q, _ := queries.SQL("coverage/clusters")
-	rows, err := conn.QueryContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("listing the clusters: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
+// evidenceClusters returns the clusters of the evidence loaded (every evidence table's, "" for
+// the unknown one), sorted, and per evidence table the clusters its rows belong to; one cluster ""
+// when there is no evidence. A table without a cluster column counts in every cluster.
+func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []Input) ([]string, map[string][]string, error) {
+	perTable := map[string][]string{}
+	var all []string
+	var unclustered []string
+	for _, in := range inputs {
+		t, _ := schema.Lookup(in.Table)
+		if t.Evidence == "" {
+			continue
 		}
-		out = append(out, c)
+		if !t.HasColumn(store.ClusterColumn.Name) {
+			unclustered = append(unclustered, t.Name)
+			continue
+		}
+		cs, err := schema.Clusters(ctx, conn, t.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		perTable[t.Name] = cs
+		all = append(all, cs...)
 	}
-	if len(out) == 0 {
-		out = []string{""}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all) == 0 {
+		all = []string{""}
 	}
-	return out, rows.Err()
+	for _, t := range unclustered {
+		perTable[t] = all
+	}
+	return all, perTable, nil
 }
 
-// gaps runs the coverage queries of r's needs over the window of opt.
+// notEvaluatedIn returns, per cluster of clusters where rule r did not run on data, why: the
+// reason of out when it was not evaluated at all, else "no EVIDENCE data" for the clusters
+// where none of r's input tables has rows (perTable, see evidenceClusters).
+func notEvaluatedIn(schema store.Schema, clusters []string, perTable map[string][]string, r rules.Rule, out Outcome) map[string]string {
+	reasons := map[string]string{}
+	for _, c := range clusters {
+		switch {
+		case !out.Evaluated:
+			reasons[c] = out.Reason
+		case !slices.ContainsFunc(r.Inputs, func(t string) bool { return slices.Contains(perTable[t], c) }):
+			reasons[c] = "no " + evidenceKinds(schema, r.Inputs) + " data"
+		}
+	}
+	return reasons
+}
+
+// gaps runs the coverage queries of r's needs with r's params (opt's overrides) and the window of opt.
 func gaps(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) ([]Gap, error) {
 	var out []Gap
-	window := Args(rules.Rule{}, opt)
+	args := Args(r, opt)
 	for _, n := range r.Needs {
-		rows, err := conn.QueryContext(ctx, n.SQL, window...)
+		rows, err := conn.QueryContext(ctx, n.SQL, args...)
 		if err != nil {
 			return nil, fmt.Errorf("coverage query %s: %w", n.Evidence, err)
 		}
@@ -94,9 +120,10 @@ func gaps(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) (
 }
 
 // coverageOf combines a rule's gaps into its coverage per cluster: blind when a need is
-// missing altogether, partial when one is missing in part, else evaluated. A rule whose inputs
-// are empty is blind when its needs say why, else not evaluated (for reason).
-func coverageOf(clusters []string, evaluated bool, reason string, gs []Gap) []Coverage {
+// missing altogether, partial when one is missing in part, else evaluated. In a cluster where
+// the rule's inputs are empty (notEvaluated: the reason per cluster) it is blind when its needs
+// say why, else not evaluated (for that reason).
+func coverageOf(clusters []string, notEvaluated map[string]string, gs []Gap) []Coverage {
 	out := make([]Coverage, 0, len(clusters))
 	for _, c := range clusters {
 		cov := Coverage{Cluster: c, Status: rules.Evaluated}
@@ -109,8 +136,9 @@ func coverageOf(clusters []string, evaluated bool, reason string, gs []Gap) []Co
 				cov.Status = g.Status
 			}
 		}
+		reason, without := notEvaluated[c]
 		switch {
-		case evaluated:
+		case !without:
 		case len(cov.Reasons) > 0: // the gaps say why the inputs are empty
 			cov.Status = rules.Blind
 		default:
@@ -123,12 +151,23 @@ func coverageOf(clusters []string, evaluated bool, reason string, gs []Gap) []Co
 
 // CoverageGaps lists every rule's coverage in each cluster where it is not evaluated fully, as
 // "STATUS: RULE [CLUSTER] (REASONS)" lines: the table footer, the run summary and alerts. A rule
-// not evaluated for lack of data is listed once, whatever the clusters.
+// not evaluated anywhere for lack of data is listed once, whatever the clusters; one evaluated in
+// some clusters only is listed once with the others: "not evaluated: RULE [A, B] (REASON)".
 func (rep *Report) CoverageGaps(statuses ...string) []string {
 	var out []string
 	for _, o := range rep.Outcomes {
+		var without []string // the clusters of an evaluated rule where it is not evaluated
+		var why string
 		for _, c := range o.Coverage {
 			if c.Status == rules.Evaluated || (len(statuses) > 0 && !slices.Contains(statuses, c.Status)) {
+				continue
+			}
+			if c.Status == rules.NotEvaluated && o.Evaluated {
+				name := c.Cluster
+				if name == "" {
+					name = "unnamed cluster"
+				}
+				without, why = append(without, name), strings.Join(c.Reasons, "; ")
 				continue
 			}
 			line := c.Status + ": " + o.Rule.ID
@@ -139,6 +178,9 @@ func (rep *Report) CoverageGaps(statuses ...string) []string {
 			if !slices.Contains(out, line) {
 				out = append(out, line)
 			}
+		}
+		if len(without) > 0 {
+			out = append(out, rules.NotEvaluated+": "+o.Rule.ID+" ["+strings.Join(without, ", ")+"] ("+why+")")
 		}
 	}
 	return out

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 )
 
@@ -87,12 +89,7 @@ func analyzeDir(t *testing.T, dir string) *Report {
 // the full recording, while on the full recording it stays silent.
 func TestMetadataCopyIsBlindAndTheLockFallbackFires(t *testing.T) {
 	const log = "samples/election-lock-churn/audit.log"
-	meta := auditCopy(t, log, func(ev map[string]any) map[string]any {
-		delete(ev, "requestObject")
-		delete(ev, "responseObject")
-		ev["level"] = "Metadata"
-		return ev
-	})
+	meta := auditCopy(t, log, metadataOnly)
 	rep := analyzeDir(t, meta)
 	for id, reason := range map[string]string{
 		"election-lock-churn": "Endpoints/ConfigMap writes in the audit log carry no bodies (level Metadata)",
@@ -175,7 +172,7 @@ func TestCoverageOfClusters(t *testing.T) {
 		{Cluster: "prod", Status: rules.Blind, Reason: "no bodies"},
 		{Cluster: "staging", Status: rules.Partial, Reason: "no kube-proxy watches"},
 	}
-	got := coverageOf([]string{"dev", "prod", "staging"}, true, "", gs)
+	got := coverageOf([]string{"dev", "prod", "staging"}, nil, gs)
 	want := []string{"evaluated", "blind: no kube-proxy watches; no bodies", "partial: no kube-proxy watches"}
 	for i, c := range got {
 		if c.String() != want[i] {
@@ -191,8 +188,96 @@ func TestCoverageOfClusters(t *testing.T) {
 	if lines := rep.CoverageGaps(rules.Blind); len(lines) != 1 || lines[0] != "blind: r [prod] (no kube-proxy watches; no bodies)" {
 		t.Errorf("blind lines %q", lines)
 	}
-	none := coverageOf([]string{"prod", "staging"}, false, "no audit data", gs[1:2])
+	none := coverageOf([]string{"prod", "staging"}, map[string]string{"prod": "no audit data", "staging": "no audit data"}, gs[1:2])
 	if none[0].String() != "blind: no bodies" || none[1].String() != "not evaluated: no audit data" {
 		t.Errorf("without data: %s, %s", none[0], none[1])
+	}
+	some := coverageOf([]string{"", "dev", "prod"}, map[string]string{"": "no conntrack data", "dev": "no conntrack data"}, nil)
+	o = Outcome{Rule: rules.Rule{ID: "r"}, Evaluated: true, Coverage: some}
+	rep = &Report{Outcomes: []Outcome{o}}
+	if lines := rep.CoverageGaps(); len(lines) != 1 || lines[0] != "not evaluated: r [unnamed cluster, dev] (no conntrack data)" ||
+		some[2].Status != rules.Evaluated {
+		t.Errorf("evaluated in prod only: %q, %+v", lines, some)
+	}
+}
+
+// metadataOnly strips an audit event's bodies, as a policy at Metadata level logs it.
+func metadataOnly(ev map[string]any) map[string]any {
+	delete(ev, "requestObject")
+	delete(ev, "responseObject")
+	ev["level"] = "Metadata"
+	return ev
+}
+
+// TestCoverageIsPerCluster: two clusters whose Endpoints writes carry no bodies, one with
+// Endpoints snapshots and one without, and a third with conntrack evidence only: the missing
+// bodies make endpoint-flapping blind only where no snapshot of the same cluster makes up for
+// them, and probe-conntrack-exhaustion is evaluated in the conntrack cluster only.
+func TestCoverageIsPerCluster(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []string{"with-snapshots", "without-snapshots"} {
+		// the copies' audit IDs differ: events loaded once already would be skipped
+		meta := auditCopy(t, "samples/flapping/audit.log", func(ev map[string]any) map[string]any {
+			ev["auditID"] = fmt.Sprint(i, "-", ev["auditID"])
+			return metadataOnly(ev)
+		})
+		if err := os.CopyFS(filepath.Join(dir, c), os.DirFS(meta)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(filepath.Join(dir, "with-snapshots", "snapshots"), os.DirFS("samples/flapping/snapshots")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "nodes", "lab-node-1"), os.DirFS("samples/probe-conntrack/lab-node-1")); err != nil {
+		t.Fatal(err)
+	}
+	db := loadDB(t, dir, ingest.Options{ClusterPerDir: true})
+	rep, err := Run(context.Background(), db, builtin(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range rep.Outcomes {
+		for _, c := range o.Coverage {
+			got[o.Rule.ID+" "+c.Cluster] = c.String()
+		}
+	}
+	for key, want := range map[string]string{
+		"endpoint-flapping without-snapshots":          "blind: ",
+		"endpoint-flapping with-snapshots":             "evaluated",
+		"endpoint-flapping nodes":                      "not evaluated: no snapshot data",
+		"probe-conntrack-exhaustion nodes":             "evaluated",
+		"probe-conntrack-exhaustion with-snapshots":    "not evaluated: no conntrack data",
+		"probe-conntrack-exhaustion without-snapshots": "not evaluated: no conntrack data",
+	} {
+		if !strings.HasPrefix(got[key], want) {
+			t.Errorf("%s: %q; want %s…", key, got[key], want)
+		}
+	}
+	if !strings.Contains(got["endpoint-flapping without-snapshots"], "no snapshots were loaded") {
+		t.Errorf("endpoint-flapping without-snapshots: %s", got["endpoint-flapping without-snapshots"])
+	}
+}
+
+// TestCoverageTakesTheRuleParams: lock-write-bodies leaves out the writes of the rule's
+// endpoints_controller_usernames, so an override of that param changes the count of writes
+// whose bodies are missing.
+func TestCoverageTakesTheRuleParams(t *testing.T) {
+	db := scenarioDB(t, auditCopy(t, "samples/election-lock-churn/audit.log", metadataOnly))
+	reason := func(opt Options) string {
+		rep, err := Run(context.Background(), db, builtin(t), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return coverageOfRule(t, rep, "election-lock-churn").String()
+	}
+	const without = "blind: 111 Endpoints/ConfigMap writes in the audit log carry no bodies"
+	if got := reason(Options{}); !strings.HasPrefix(got, without) {
+		t.Errorf("default endpoints controllers: %s; want %s…", got, without)
+	}
+	const with = "blind: 116 Endpoints/ConfigMap writes in the audit log carry no bodies"
+	set := map[string]map[string]any{"election-lock-churn": {"endpoints_controller_usernames": ""}}
+	if got := reason(Options{Set: set}); !strings.HasPrefix(got, with) {
+		t.Errorf("no endpoints controllers: %s; want %s…", got, with)
 	}
 }

@@ -8,14 +8,23 @@
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
 WITH
 -- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
--- previous state of an object is needed at the start of the window; in_win marks the writes inside it)
-writes AS (
-    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource, a.namespace,
-           coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name') AS name,
-           a.username, coalesce(a.user_agent, '') AS user_agent,
-           a.stage_at AS ts, a.source_file, a.source_line,
-           coalesce(a.response_object, a.request_object) AS body,
-           (a.stage_at >= ks_window_start($since)) AS in_win
+-- previous state of an object is needed at the start of the window; in_win marks the writes inside it), with what
+-- their body says (the bodies themselves are not carried through the window functions below: they would hold every
+-- body in memory at once; nor are the writes kept: each reader scans them again rather than hold them in memory)
+writes AS NOT MATERIALIZED (
+    SELECT b.* EXCLUDE (body, ref_name),
+           (b.body IS NOT NULL) AS has_body,
+           coalesce(b.ref_name, b.body->'metadata'->>'name') AS name,
+           b.body->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS rec,
+           b.body->'metadata'->>'uid' AS uid,
+           b.body->'spec'->>'holderIdentity' AS lease_holder,
+           TRY_CAST(b.body->'spec'->>'leaseTransitions' AS BIGINT) AS lease_transitions,
+           json_extract_string(b.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NOT NULL AS identity_lease
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource, a.namespace, a.name AS ref_name,
+                 a.username, coalesce(a.user_agent, '') AS user_agent,
+                 a.stage_at AS ts, a.source_file, a.source_line,
+                 coalesce(a.response_object, a.request_object) AS body,
+                 (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
     WHERE a.stage_at <= ks_window_end($until)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
@@ -23,13 +32,12 @@ writes AS (
       AND coalesce(a.subresource, '') = ''
       AND a.verb IN ('create', 'update', 'patch')
       AND a.stage = 'ResponseComplete'
-      AND a.code BETWEEN 200 AND 299
+      AND a.code BETWEEN 200 AND 299) b
 ),
 -- ---------------------------------------------------------------- annotation locks (Endpoints, ConfigMap)
 ann_raw AS (
-    SELECT w.*,
-           CASE w.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END AS kind,
-           w.body->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS rec
+    SELECT w.* EXCLUDE (uid, lease_holder, lease_transitions, identity_lease),
+           CASE w.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END AS kind
     FROM writes w
     WHERE w.resource IN ('endpoints', 'configmaps')
 ),
@@ -67,7 +75,8 @@ lock_writers AS (
 -- second-precision times, so two renewals within a second carry the same annotation), plus writes of a known lock
 -- without a logged body (Metadata audit level) by anyone but the endpoints controllers
 lock_writes AS (
-    SELECT p.*,
+    SELECT p.cluster, p.kind, p.namespace, p.name, p.audit_id, p.verb, p.username, p.user_agent, p.ts, p.source_file,
+           p.source_line, p.holder, p.transitions, p.prev_holder,
            CASE WHEN p.rec IS NULL THEN 'write'
                 WHEN coalesce(p.holder, '') = '' THEN 'release'
                 WHEN p.prev_rec IS NULL
@@ -80,7 +89,7 @@ lock_writes AS (
       AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
                                         WHERE lw.cluster = p.cluster AND lw.kind = p.kind AND lw.namespace = p.namespace
                                           AND lw.name = p.name AND lw.username = p.username))
-       OR (p.body IS NULL AND NOT list_contains(ks_usernames($endpoints_controller_usernames), p.username)))
+       OR (NOT p.has_body AND NOT list_contains(ks_usernames($endpoints_controller_usernames), p.username)))
 ),
 lock_writes_seq AS (
     SELECT w.*,
@@ -153,32 +162,39 @@ lock_stats AS (
     LEFT JOIN audit_holders h USING (cluster, kind, namespace, name)
     LEFT JOIN snap_agg s USING (cluster, kind, namespace, name)
 ),
--- watch requests (one row per request) on endpoints/configmaps, with their lifetime
+-- watch requests (one row per request) on endpoints/configmaps, with their lifetime; req_id numbers them in the
+-- order they started (then by audit ID), watcher_id numbers the watching clients: user + client address, so that
+-- every pod of a DaemonSet (one username and userAgent, one address each) counts
 watch_reqs AS (
-    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
-           coalesce(any_value(a.user_agent), '') AS user_agent,
-           coalesce(any_value(a.source_ips[1]), '') AS client_ip,
-           any_value(a.field_selector) AS field_selector,
-           min(a.received_at) AS started_at,
-           coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
-           min(a.source_file) AS source_file, min(a.source_line) AS source_line
-    FROM audit_events a
-    WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
-      AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
-    GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
-    HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)
+    SELECT q.*,
+           row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
+           dense_rank() OVER (ORDER BY q.username, q.client_ip) AS watcher_id
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
+                 coalesce(any_value(a.user_agent), '') AS user_agent,
+                 coalesce(any_value(a.source_ips[1]), '') AS client_ip,
+                 any_value(a.field_selector) AS field_selector,
+                 min(a.received_at) AS started_at,
+                 coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
+                 min(a.source_file) AS source_file, min(a.source_line) AS source_line
+          FROM audit_events a
+          WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
+            AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+          GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
+          HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
 ),
 -- the locks that are reported (enough updates): only they need watchers and evidence
 reported AS (
     SELECT cluster, kind, namespace, name, first_at, last_at,
-           CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource
+           CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource,
+           row_number() OVER (ORDER BY cluster, kind, namespace, name) AS lock_id
     FROM lock_stats
     WHERE updates >= CAST($min_updates_count AS BIGINT)
 ),
 -- what each watch request covers, as equality keys: its namespace ('' = all namespaces) and each name its field
 -- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join
 watch_keys AS (
-    SELECT w.*, coalesce(w.namespace, '') AS ns_key, sel.name_key
+    SELECT w.req_id, w.watcher_id, w.cluster, w.resource, w.started_at, w.ended_at, w.user_agent,
+           coalesce(w.namespace, '') AS ns_key, sel.name_key
     FROM watch_reqs w,
          unnest(CASE WHEN coalesce(w.field_selector, '') LIKE '%metadata.name=%'
                      THEN list_distinct(regexp_extract_all(w.field_selector, 'metadata\.name=([^,]*)', 1))
@@ -186,41 +202,50 @@ watch_keys AS (
 ),
 -- each reported lock under the four keys a watch of it may have: its namespace or all, its name or all
 lock_keys AS (
-    SELECT r.*, n.ns_key, k.name_key
+    SELECT r.lock_id, r.cluster, r.resource, r.first_at, r.last_at, n.ns_key, k.name_key
     FROM reported r,
          unnest(list_distinct([r.namespace, ''])) AS n(ns_key),
          unnest(list_distinct([r.name, ''])) AS k(name_key)
 ),
--- a watcher is one watching client: user + client address, so that every pod of a DaemonSet (one
--- username and userAgent, one address each) counts; every one of them receives each lock write
+-- the watch requests of each lock whose watch was open while the lock was written
 lock_watch_reqs AS (
-    SELECT k.cluster, k.kind, k.namespace, k.name, w.username, w.client_ip, w.user_agent, w.started_at, w.audit_id,
-           w.source_file, w.source_line
+    SELECT k.lock_id, w.watcher_id, w.req_id
     FROM lock_keys k
     JOIN watch_keys w
       ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
      AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
 ),
+-- the watchers of each lock (every one of them receives each lock write), with their first request and how many:
+-- integer keys and states only, as this grows with locks × watchers and may have to spill to disk
 lock_watchers AS (
-    SELECT cluster, kind, namespace, name, username, client_ip,
-           min(started_at) AS started_at, arg_min(audit_id, started_at) AS audit_id,
-           arg_min(source_file, started_at) AS source_file, arg_min(source_line, started_at) AS source_line,
-           count(*) AS requests
+    SELECT lock_id, watcher_id, min(req_id) AS first_req, count(*) AS requests
     FROM lock_watch_reqs
     GROUP BY ALL
 ),
-watcher_agg AS (
-    SELECT cluster, kind, namespace, name, count(*) AS watchers
-    FROM lock_watchers GROUP BY ALL
+-- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching
+lock_watcher_agg AS (
+    SELECT lock_id, count(*) AS watchers,
+           arg_min(struct_pack(watcher_id := watcher_id, first_req := first_req, requests := requests), first_req, 50) AS shown
+    FROM lock_watchers
+    GROUP BY ALL
 ),
--- the watchers shown in evidence: at most 50 per lock (the evidence list's length), with their user agents
+watcher_agg AS (
+    SELECT r.cluster, r.kind, r.namespace, r.name, a.watchers
+    FROM lock_watcher_agg a JOIN reported r USING (lock_id)
+),
+-- the watchers shown in evidence, with the user agents of their watch requests of the lock (joined again for the
+-- shown watchers only: lock_watch_reqs is not kept, as a CTE read twice would be held in memory whole)
 shown_watchers AS (
-    SELECT s.cluster, s.kind, s.namespace, s.name, s.username, s.client_ip, s.started_at, s.audit_id, s.source_file,
-           s.source_line, s.requests,
-           string_agg(DISTINCT r.user_agent, ', ' ORDER BY r.user_agent) AS user_agent
-    FROM (SELECT * FROM lock_watchers
-          QUALIFY row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY started_at, audit_id) <= 50) s
-    JOIN lock_watch_reqs r USING (cluster, kind, namespace, name, username, client_ip)
+    SELECT r.cluster, r.kind, r.namespace, r.name, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file,
+           f.source_line, s.requests,
+           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
+    FROM (SELECT lock_id, unnest(shown, recursive := true) FROM lock_watcher_agg) s
+    JOIN reported r USING (lock_id)
+    JOIN watch_reqs f ON f.req_id = s.first_req
+    JOIN lock_keys k ON k.lock_id = s.lock_id
+    JOIN watch_keys w
+      ON w.watcher_id = s.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
+     AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
     GROUP BY ALL
 ),
 svc_seen AS (
@@ -325,19 +350,17 @@ ann_out AS (
 ),
 -- ---------------------------------------------------------------- Lease holder churn (info)
 lease_obs AS (
-    SELECT 'audit' AS src, w.cluster, w.namespace, w.name, w.body->'metadata'->>'uid' AS uid,
+    SELECT 'audit' AS src, w.cluster, w.namespace, w.name, w.uid,
            w.ts, w.in_win, w.audit_id, w.source_file, w.source_line, w.username,
-           w.body->'spec'->>'holderIdentity' AS holder,
-           TRY_CAST(w.body->'spec'->>'leaseTransitions' AS BIGINT) AS transitions
+           w.lease_holder AS holder, w.lease_transitions AS transitions
     FROM writes w
-    WHERE w.resource = 'leases' AND w.body IS NOT NULL
-      AND json_extract_string(w.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NULL
+    WHERE w.resource = 'leases' AND w.has_body AND NOT w.identity_lease
     UNION ALL
     SELECT 'snapshot', coalesce(l.cluster, ''), l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
-      AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.body IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),
 -- node heartbeats (kube-node-lease) and kube-apiserver identity leases are not elections; a re-created Lease (new uid)

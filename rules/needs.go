@@ -9,7 +9,8 @@ import (
 // Need is evidence a rule needs beyond rows in its input tables: Endpoints write bodies, watch
 // requests with their resourceVersion parameter, lock write bodies. A coverage query checks it per
 // cluster (queries/coverage/<evidence>.sql for the built-in rules, DIR/coverage/<evidence>.sql
-// beside a user's rule), and an audit policy rule logs it (`kubesift policy`).
+// beside a user's rule) with the rule's params and the window bound, and an audit policy rule
+// logs it (`kubesift policy`).
 //
 //	needs:
 //	  - evidence: endpoints-write-bodies
@@ -88,16 +89,20 @@ func checkNeeds(needs []Need) []string {
 }
 
 // loadNeedSQL reads the coverage query of each of r's needs and checks that it uses no
-// parameter but the window.
+// parameter but r's params and the window.
 func loadNeedSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 	var errs []error
+	params := slices.Clone(WindowParams)
+	for _, p := range r.Params {
+		params = append(params, p.Name)
+	}
 	for i, n := range r.Needs {
 		sql, ok := sqlOf("coverage/" + n.Evidence)
 		if !ok {
 			errs = append(errs, fmt.Errorf("rule %s: needs[%d]: no query coverage/%s.sql", r.ID, i, n.Evidence))
 			continue
 		}
-		errs = append(errs, unknownParams("coverage/"+n.Evidence+".sql", sql, "coverage", WindowParams)...)
+		errs = append(errs, unknownParams("coverage/"+n.Evidence+".sql of rule "+r.ID, sql, "coverage", params)...)
 		r.Needs[i].SQL = sql
 	}
 	return errs

@@ -132,3 +132,22 @@ func TestLookback(t *testing.T) {
 		t.Errorf("$lookback_since without lookback: %v", err)
 	}
 }
+
+// TestCoverageQueryParams: a coverage query may use its rule's params and the window, nothing else.
+func TestCoverageQueryParams(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	good += "needs:\n  - evidence: my-bodies\n    description: the bodies\n    policy: {level: Request}\n"
+	os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good), 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.sql"), []byte("SELECT $window_minutes, $since, $until"), 0o644)
+	os.Mkdir(filepath.Join(dir, "coverage"), 0o755)
+	os.WriteFile(filepath.Join(dir, "coverage", "my-bodies.sql"), []byte("SELECT $window_minutes, $since, $until, $other_count"), 0o644)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(),
+		"coverage/my-bodies.sql of rule mine: $other_count is not a coverage parameter (since, until, window_minutes)") {
+		t.Errorf("a coverage query with another rule's param: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "coverage", "my-bodies.sql"), []byte("SELECT $window_minutes, $since, $until"), 0o644)
+	if rs, err := LoadDir(dir); err != nil || len(rs[0].Needs) != 1 {
+		t.Errorf("a coverage query with its rule's param: %v", err)
+	}
+}

@@ -44,6 +44,28 @@ func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string) (bool, 
 	return has, nil
 }
 
+// Clusters returns the clusters the rows of the table of s named table belong to ("" for the
+// unknown cluster), sorted; none when the table has no rows or no cluster column.
+func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string) ([]string, error) {
+	t, ok := s.Lookup(table)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
+	}
+	if !t.HasColumn(ClusterColumn.Name) {
+		return nil, nil
+	}
+	var list any
+	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY 1) FROM "+table).Scan(&list); err != nil {
+		return nil, fmt.Errorf("listing the clusters of %s: %w", table, err)
+	}
+	items, _ := list.([]any)
+	out := make([]string, 0, len(items))
+	for _, c := range items {
+		out = append(out, c.(string))
+	}
+	return out, nil
+}
+
 // SelectRows returns the query of t's rows observed in [since, until] (by TimeColumn; nil is
 // unbounded), all of them when t has no time column. The times are formatted into the SQL, as
 // COPY takes no parameters; they are times, not text.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,24 @@ func TestCountAndSelectRows(t *testing.T) {
 	errs, _ := testSchema.Lookup("ingest_errors")
 	if q := SelectRows(errs, &since, &until); q != "SELECT * FROM ingest_errors" {
 		t.Errorf("a table without time column: %s", q)
+	}
+}
+
+// TestClusters: the clusters a table's rows name, "" for the unknown one; none for a table
+// without a cluster column.
+func TestClusters(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events"); err != nil || !slices.Equal(got, []string{"", "prod/eu 1"}) {
+		t.Errorf("audit_events: %q, %v", got, err)
+	}
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "conntrack_limits"); err != nil || len(got) != 0 {
+		t.Errorf("a table without a cluster column: %q, %v", got, err)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events"); err != nil || len(got) != 0 {
+		t.Errorf("an empty table: %q, %v", got, err)
 	}
 }

@@ -1,13 +1,21 @@
--- coverage of endpoints-watches: per cluster with Endpoints or ConfigMap writes in the window, whether any watch of
--- kube-proxy's are in the audit log. kube-proxy and every CNI agent watch endpoints (or endpointslices); none of
--- kube-proxy's logged usually means the policy excludes it (a `level: None` rule for system:kube-proxy, as in the
--- upstream examples), so the fan-out of a lock is undercounted, or unknown when no endpoints watch is logged at all.
-WITH writes AS (
-    SELECT DISTINCT coalesce(cluster, '') AS cluster
-    FROM audit_events
-    WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = ''
-      AND verb IN ('create', 'update', 'patch')
-      AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
+-- coverage of endpoints-watches: per cluster with Endpoints leader-election locks written often enough to be reported
+-- (the leader annotation in at least $min_updates_count audit write bodies, or as many renewTime values in snapshots,
+-- within the window), whether any watch of kube-proxy's is in the audit log. kube-proxy and every CNI agent watch
+-- endpoints (or endpointslices); none of kube-proxy's logged usually means the policy excludes it (a `level: None`
+-- rule for system:kube-proxy, as in the upstream examples), so the fan-out of those locks' writes is undercounted, or
+-- unknown when no endpoints watch is logged at all. Without such locks there is no fan-out to count: evaluated.
+WITH locks AS (
+    SELECT coalesce(cluster, '') AS cluster, namespace, name,
+           greatest(count(*) FILTER (WHERE source = 'audit'),
+                    count(DISTINCT renew_time) FILTER (WHERE source = 'snapshot')) AS writes
+    FROM leader_locks
+    WHERE kind = 'Endpoints' AND lock_type = 'annotation'
+      AND captured_at >= ks_window_start($since) AND captured_at <= ks_window_end($until)
+    GROUP BY ALL
+    HAVING writes >= CAST($min_updates_count AS BIGINT)
+),
+lock_writes AS (
+    SELECT cluster, count(*) AS locks, sum(writes) AS writes FROM locks GROUP BY ALL
 ),
 watches AS (
     SELECT coalesce(cluster, '') AS cluster,
@@ -19,9 +27,11 @@ watches AS (
       AND stage_at >= ks_window_start($since) AND received_at <= ks_window_end($until)
     GROUP BY ALL
 )
-SELECT w.cluster, 'partial' AS coverage,
-       CASE WHEN coalesce(x.n, 0) = 0
-            THEN 'no watches of endpoints are in the audit log (excluded by the policy?): fan-out unknown'
-            ELSE 'no kube-proxy endpoints watch starts in the audit log: fan-out undercounted' END AS reason
-FROM writes w LEFT JOIN watches x USING (cluster)
+SELECT l.cluster, 'partial' AS coverage,
+       CASE WHEN coalesce(x.n, 0) = 0 THEN 'no watches of endpoints are in the audit log (excluded by the policy?): the fan-out '
+            ELSE 'no kube-proxy endpoints watch starts in the audit log: the fan-out ' END
+           || format('of {:,} writes of {:,} Endpoints ', l.writes, l.locks)
+           || CASE WHEN l.locks = 1 THEN 'lock' ELSE 'locks' END
+           || CASE WHEN coalesce(x.n, 0) = 0 THEN ' is unknown' ELSE ' is undercounted' END AS reason
+FROM lock_writes l LEFT JOIN watches x USING (cluster)
 WHERE coalesce(x.kube_proxy, 0) = 0

@@ -1,7 +1,7 @@
 -- coverage of endpoints-write-bodies: per cluster, the successful Endpoints/EndpointSlice writes (create, update,
 -- patch) in the window whose audit event carries no body (the policy logged them at Metadata level), when no
--- Endpoints snapshot of the window was loaded either: their address changes are invisible. Blind when no write
--- has a body, partial when some have.
+-- Endpoints snapshot of that cluster in the window was loaded either: their address changes are invisible. Blind
+-- when no write has a body, partial when some have.
 WITH writes AS (
     SELECT * FROM ks_bare_writes(['endpoints', 'endpointslices'],
                                  []::VARCHAR[], $since, $until)
@@ -14,5 +14,5 @@ SELECT w.cluster,
 FROM writes w
 WHERE w.bare > 0
   AND NOT EXISTS (SELECT 1 FROM endpoint_addresses e
-                  WHERE e.source = 'snapshot'
+                  WHERE coalesce(e.cluster, '') = w.cluster AND e.source = 'snapshot'
                     AND e.captured_at >= ks_window_start($since) AND e.captured_at <= ks_window_end($until))

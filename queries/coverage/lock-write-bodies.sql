@@ -1,11 +1,10 @@
 -- coverage of lock-write-bodies: per cluster, the successful Endpoints/ConfigMap writes (create, update, patch) in
 -- the window whose audit event carries no body, so that the leader-election annotation cannot be read, when no
--- snapshot showed an annotation lock either. The endpoints controllers' writes are left out: they write Services'
--- Endpoints, never locks. Blind when no such write has a body, partial when some have.
+-- snapshot of that cluster showed an annotation lock either. The writes of the endpoints controllers (the rule's
+-- $endpoints_controller_usernames) are left out: they write Services' Endpoints, never locks. Blind when no such
+-- write has a body, partial when some have.
 WITH writes AS (
-    SELECT * FROM ks_bare_writes(['endpoints', 'configmaps'],
-                                 ['system:serviceaccount:kube-system:endpoint-controller',
-                                  'system:serviceaccount:kube-system:endpointslicemirroring-controller'], $since, $until)
+    SELECT * FROM ks_bare_writes(['endpoints', 'configmaps'], ks_usernames($endpoints_controller_usernames), $since, $until)
 )
 SELECT w.cluster,
        CASE WHEN w.bare = w.writes THEN 'blind' ELSE 'partial' END AS coverage,
@@ -15,5 +14,5 @@ SELECT w.cluster,
 FROM writes w
 WHERE w.bare > 0
   AND NOT EXISTS (SELECT 1 FROM leader_locks l
-                  WHERE l.source = 'snapshot' AND l.lock_type = 'annotation'
+                  WHERE coalesce(l.cluster, '') = w.cluster AND l.source = 'snapshot' AND l.lock_type = 'annotation'
                     AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until))
