@@ -26,7 +26,7 @@ func criLog(t *testing.T, path string, unfinished bool) []string {
 		"stdout F " + string(mustJSON(t, evs[0])),
 		"stdout P " + big[:third],
 		"stderr F " + string(mustJSON(t, evs[2])),
-		"stdout P " + big[third : 2*third],
+		"stdout P " + big[third:2*third],
 		"stderr P " + other[:100],
 		"stdout F " + big[2*third:],
 		"stderr F " + other[100:],
