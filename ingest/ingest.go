@@ -200,7 +200,7 @@ const DefaultMaxLineBytes = source.DefaultMaxLineBytes
 func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileResult, error) {
 	start := time.Now()
 	r := FileResult{Path: path}
-	src, err := source.Open(path)
+	src, err := source.Open(ctx, path)
 	if err != nil {
 		return r, fmt.Errorf("reading %s: %w", path, err)
 	}
