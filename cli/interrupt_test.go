@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"sync"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
