@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +16,8 @@ import (
 // sparse or written at test time, and only without -short), in a process of its own: none
 // panics, each keeps the good events around the bad part, accounts for every bad line in
 // ingest_errors, exits with the documented code, and stays within a generous bound of peak
-// memory (the child's maximum resident set size).
+// memory (the child's maximum resident set size): a 128 MB YAML List, decoded whole, would
+// take several times that.
 func TestHostileCorpus(t *testing.T) {
 	good := readAll(t, "../ingest/testdata/audit-v1.good.log") // 6 events
 	lines := bytes.SplitAfter(good, []byte("\n"))
@@ -29,6 +32,7 @@ func TestHostileCorpus(t *testing.T) {
 		rows     int64
 		rejected int64
 		stderr   string
+		table    string // where the rows go, audit_events when empty
 	}{
 		{name: "empty", make: write(nil), code: ExitOK, stderr: "skipped 1 empty file"},
 		{name: "whitespace", make: write([]byte(" \n\t\n\r\n")), code: ExitPartial, stderr: "not audit"},
@@ -43,6 +47,7 @@ func TestHostileCorpus(t *testing.T) {
 			os.Symlink("loop", filepath.Join(path, "loop"))
 		}, code: ExitPartial, rows: 6, stderr: "loop"},
 		{name: "100MB-line", big: true, make: write(around(append(bytes.Repeat([]byte("x"), 100<<20), '\n'))), code: ExitOK, rows: 6, rejected: 1},
+		{name: "yaml-list-128MB", big: true, make: yamlList(128 << 20), code: ExitOK, table: "endpoint_addresses", rows: yamlListItems(128 << 20)},
 		{name: "1GB-sparse", big: true, make: func(t *testing.T, path string) {
 			write(good)(t, path)
 			if err := os.Truncate(path, 1<<30); err != nil { // a hole of NULs after the 6 events, without a newline
@@ -66,10 +71,13 @@ func TestHostileCorpus(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || strings.Contains(stderr.String(), "panic") {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.code, tc.stderr)
 			}
-			if rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10; rss > 1<<30 {
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // Linux counts it in KiB
+			if rss > 1<<30 {
 				t.Errorf("peak RSS %d MiB, over 1 GiB", rss>>20)
 			}
-			r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM audit_events) AS events, (SELECT count(*) FROM ingest_errors WHERE severity = 'error') AS errors")
+			t.Logf("peak RSS %d MiB", rss>>20)
+			table := cmp.Or(tc.table, "audit_events")
+			r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM "+table+") AS events, (SELECT count(*) FROM ingest_errors WHERE severity = 'error') AS errors")
 			if want := fmt.Sprintf("events,errors\n%d,%d\n", tc.rows, tc.rejected); r.stdout != want {
 				t.Errorf("loaded %q, want %q", r.stdout, want)
 			}
@@ -81,6 +89,44 @@ func TestHostileCorpus(t *testing.T) {
 func write(data []byte) func(t *testing.T, path string) {
 	return func(t *testing.T, path string) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// yamlItem is one item of the YAML List yamlList writes: an Endpoints with one address.
+const yamlItem = `- apiVersion: v1
+  kind: Endpoints
+  metadata:
+    name: web-%07d
+    namespace: shop
+    resourceVersion: "%d"
+  subsets:
+  - addresses:
+    - ip: 10.%d.%d.%d
+      nodeName: n1
+    ports:
+    - port: 8080
+      protocol: TCP
+`
+
+// yamlListItems is how many items a YAML List of about size bytes holds.
+func yamlListItems(size int) int64 { return int64(size / len(fmt.Sprintf(yamlItem, 0, 1, 0, 0, 0))) }
+
+// yamlList returns a maker of a kubectl-style YAML List of about size bytes.
+func yamlList(size int) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, "apiVersion: v1\nkind: List\nitems:")
+		for i := range yamlListItems(size) {
+			fmt.Fprintf(w, yamlItem, i, i+1, i>>16&255, i>>8&255, i&255)
+		}
+		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
