@@ -91,6 +91,9 @@ func (e *env) main(ctx context.Context, args []string) int {
 		}
 		err := v.run(ctx, e, args[1:])
 		code := exitCode(err)
+		if err != nil && ctx.Err() != nil && code != ExitUsage {
+			code, err = ExitInterrupted, fmt.Errorf("interrupted: %w", err)
+		}
 		switch {
 		case err == nil || errors.Is(err, pflag.ErrHelp):
 			return ExitOK

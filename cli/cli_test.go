@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,8 +25,11 @@ import (
 // TestMain lets tests run the real CLI in a child process (the test binary re-executed with
 // KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" {
-		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" { // as main.go runs it
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -18,20 +20,26 @@ const (
 	ExitRejects     = 4 // loaded, but lines were rejected into ingest_errors (ingest, run; only with --strict)
 	ExitPartial     = 5 // some inputs could not be read or some rules failed; the rest was loaded and analyzed
 	ExitAllRejected = 6 // a file had every line rejected: it is not what it seemed (ingest, run)
+	// ExitInterrupted is the shell's code for a command ended by SIGINT (128+2); SIGTERM ends it
+	// with it too.
+	ExitInterrupted = 130
 )
 
 // exitCodes documents the codes; when several apply, the first in this list that applies wins.
-var exitCodes = []struct {
-	code int
-	doc  string
-}{
+var exitCodes = []exitCodeDoc{
 	{ExitUsage, "bad command line (unknown verb, flag or flag value)"},
+	{ExitInterrupted, "interrupted (SIGINT, SIGTERM): the files loaded before are kept, the one being loaded is not"},
 	{ExitError, "failed: a database error, bad SQL"},
 	{ExitPartial, "partial: some inputs could not be read or some rules failed; the rest was loaded and analyzed"},
 	{ExitAllRejected, "a file had every line rejected (see ingest_errors)"},
 	{ExitRejects, "loaded with rejected lines (see ingest_errors); only with --strict"},
 	{ExitFindings, "findings at or above --fail-on"},
 	{ExitOK, "done"},
+}
+
+type exitCodeDoc struct {
+	code int
+	doc  string
 }
 
 // exitError carries an exit code other than ExitError to main.
@@ -103,12 +111,10 @@ func loadStatus(results []ingest.FileResult, ingestErr error, strict bool) error
 
 // printExitCodes writes the table of exit codes, in numeric order.
 func printExitCodes(w io.Writer) {
-	fmt.Fprintln(w, "\nExit codes (when several apply, the first listed here wins: 2, 1, 5, 6, 4, 3, 0):")
-	for code := range len(exitCodes) {
-		for _, c := range exitCodes {
-			if c.code == code {
-				fmt.Fprintf(w, "  %d  %s\n", c.code, c.doc)
-			}
-		}
+	fmt.Fprintln(w, "\nExit codes (when several apply, the first listed here wins: 2, 130, 1, 5, 6, 4, 3, 0):")
+	byCode := slices.Clone(exitCodes)
+	slices.SortFunc(byCode, func(a, b exitCodeDoc) int { return cmp.Compare(a.code, b.code) })
+	for _, c := range byCode {
+		fmt.Fprintf(w, "  %d  %s\n", c.code, c.doc)
 	}
 }

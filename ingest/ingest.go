@@ -75,11 +75,12 @@ func New(db *store.DB, opt Options) *Ingester {
 // Ingest loads every file of files (see ExpandPaths), each in its own transaction. A file that
 // fails is reported and the others are still loaded; the returned error joins every failure.
 // Every input that is not loaded, skipped or failed, is a result with the reason in Skipped and
-// a row of ingest_files.
+// a row of ingest_files. When the database takes no more writes (a full disk: a commit or that
+// row fails), Ingest stops there, and says once how many inputs after it it did not try.
 func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, error) {
 	var results []FileResult
 	var errs []error
-	for _, f := range files {
+	for i, f := range files {
 		if ctx.Err() != nil {
 			errs = append(errs, ctx.Err())
 			break
@@ -95,13 +96,23 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			errs = append(errs, r.Err)
 			r.Skipped = r.Err.Error()
 		}
+		stop := errors.As(r.Err, new(writeError))
 		if r.Skipped != "" {
 			if err := in.recordSkipped(ctx, r); err != nil {
-				errs = append(errs, err)
+				if r.Err == nil {
+					errs = append(errs, fmt.Errorf("recording that %s was not loaded: %w", r.Path, err))
+				}
+				stop = true
 			}
 		}
 		results = append(results, r)
 		in.logResult(r)
+		if stop { // the rest would fail the same way, each with the same error
+			if rest := len(files) - i - 1; rest > 0 {
+				errs = append(errs, fmt.Errorf("the database takes no more writes: %s after %s not tried", load.Plural(rest, "input"), r.Path))
+			}
+			break
+		}
 	}
 	in.logSkipped(results)
 	return results, errors.Join(errs...)
@@ -112,11 +123,14 @@ func (in *Ingester) recordSkipped(ctx context.Context, r FileResult) error {
 	_, err := in.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO ingest_files BY NAME SELECT
 		$kind AS kind, $source_file AS source_file, $skipped AS skipped, now() AS started_at, now() AS finished_at`,
 		sql.Named("kind", nullIfEmpty(string(r.Kind))), sql.Named("source_file", r.Path), sql.Named("skipped", r.Skipped))
-	if err != nil {
-		return fmt.Errorf("recording that %s was not loaded: %w", r.Path, err)
-	}
-	return nil
+	return err
 }
+
+// writeError is a failure to write the database (a full disk), not a fault of the input.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
 
 const (
 	skippedNotEvidence = "not evidence kubesift reads"
@@ -186,7 +200,7 @@ const DefaultMaxLineBytes = source.DefaultMaxLineBytes
 func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileResult, error) {
 	start := time.Now()
 	r := FileResult{Path: path}
-	src, err := source.Open(path)
+	src, err := source.Open(ctx, path)
 	if err != nil {
 		return r, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -275,7 +289,7 @@ func inTransaction(ctx context.Context, conn *sql.Conn, name string, body func()
 		return err
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("committing %s: %w", name, err)
+		return fmt.Errorf("committing %s: %w", name, writeError{err})
 	}
 	return nil
 }

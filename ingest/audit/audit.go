@@ -167,7 +167,9 @@ func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Reje
 	if i < 0 {
 		return rejects
 	}
-	f.EndOffset, f.EndLine = tail, rejects[i].Line-1
+	if tail < f.EndOffset { // else the load already stops before it (an unfinished container log line)
+		f.EndOffset, f.EndLine = tail, rejects[i].Line-1
+	}
 	f.AddNote(fmt.Sprintf("line %d has no end yet (still being written?): it is left for the next load", rejects[i].Line))
 	return slices.Delete(rejects, i, i+1)
 }

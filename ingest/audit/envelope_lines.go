@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/load"
@@ -35,10 +36,11 @@ func (eventListLines) detect(_ string, head []byte) bool {
 func (eventListLines) decode(f *load.File, out *events) error { return decodeLines(f, out, true) }
 
 // decodeLines cuts the file into chunks of whole lines and the chunks into batches of events,
-// without copying the lines; EventList lines are opened when lists is set. It reads from where
+// without copying the lines (but for container-log lines rejoined from partials, criJoiner); EventList lines are opened when lists is set. It reads from where
 // the last load of a growing file stopped, and says where it stopped itself.
 func decodeLines(f *load.File, out *events, lists bool) error {
 	lr := source.NewLineReader(f.Src, f.Settings.MaxLineBytes, f.StartOffset, f.StartLine+1)
+	cri := criJoiner{maxLine: lr.MaxLine}
 	for {
 		c, big := lr.Next()
 		if big != nil {
@@ -48,12 +50,16 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 		if c == nil {
 			break
 		}
-		batches, tooLong, repaired := chunkToBatches(c, lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact})
+		parts, tooLong := cri.split(c)
 		out.rejects = append(out.rejects, tooLong...)
-		out.repaired += repaired
-		for _, b := range batches {
-			if !out.send(b) {
-				return nil
+		for _, part := range parts {
+			batches, tooLong, repaired := chunkToBatches(part, lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact})
+			out.rejects = append(out.rejects, tooLong...)
+			out.repaired += repaired
+			for _, b := range batches {
+				if !out.send(b) {
+					return nil
+				}
 			}
 		}
 	}
@@ -61,6 +67,16 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 	f.ReadBytes = lr.Base - f.StartOffset
 	f.EndOffset, f.EndLine = lr.Base, lr.NextLine-1
 	out.tail = lr.Tail
+	if runs := cri.unfinished(); len(runs) > 0 {
+		if f.Src.MayGrow() { // the final pieces may not be written yet: the next load starts at the first piece
+			f.EndOffset, f.EndLine = runs[0].offset, runs[0].line-1
+			f.AddNote(fmt.Sprintf("line %d is the first piece of a container log line whose final piece is not written yet: it is left for the next load", runs[0].line))
+		} else {
+			for _, r := range runs {
+				out.rejects = append(out.rejects, load.Rejected{Line: r.line, Offset: r.offset, Reason: r.unfinishedReason(), Text: r.head})
+			}
+		}
+	}
 	return lr.ReadErr
 }
 

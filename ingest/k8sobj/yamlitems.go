@@ -135,7 +135,9 @@ func (s *yamlItems) flush() error {
 		s.d.bad(s.line, s.off, fmt.Sprintf("YAML list item at line %d: %v", s.line, err), excerptOf(b, excerptLen))
 		return nil
 	}
-	return s.d.object(j, &s.lc, Origin{Line: s.line}, s.off, false)
+	// The item is where its node starts, as when the whole document is decoded: the line after
+	// the dash when the dash is alone on its line.
+	return s.d.object(j, &s.lc, Origin{Line: s.line + int64(n.Content[0].Line) - 1}, s.off, false)
 }
 
 // end finishes the document: the last entry is decoded, and a pending items: line (with

@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -45,7 +46,7 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 
 func readFileSource(t *testing.T, path string) (*Source, string) {
 	t.Helper()
-	src, err := Open(path)
+	src, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestOtherCompressions(t *testing.T) {
 		// Cut short, it is damage (an error when nothing at all could be read), never an
 		// empty file.
 		cut := data[:len(data)*2/3]
-		src, err := Open(writeTemp(t, "cut."+format, cut))
+		src, err := Open(context.Background(), writeTemp(t, "cut."+format, cut))
 		if err == nil {
 			_, err = io.ReadAll(src)
 			if dmg := src.Damage(); err == nil && len(dmg) == 1 && dmg[0].To == int64(len(cut)) {

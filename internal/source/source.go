@@ -3,10 +3,12 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -48,13 +50,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Open opens path ("-" is stdin) and peeks at its head.
-func Open(path string) (*Source, error) {
+// Open opens path ("-" is stdin) and peeks at its head. Opening a FIFO waits for its writer
+// until ctx ends.
+func Open(ctx context.Context, path string) (*Source, error) {
 	s := &Source{Name: path, Size: -1}
 	if path == "-" {
 		s.file = os.Stdin
 	} else {
-		f, err := os.Open(path)
+		f, err := openWaiting(ctx, path)
 		if err != nil {
 			return nil, err
 		}
@@ -83,6 +86,38 @@ func Open(path string) (*Source, error) {
 	}
 	s.Identity = hash(first)
 	return s, nil
+}
+
+// openWaiting opens path for reading. Opening a FIFO blocks until something opens it for writing,
+// so it is opened on a goroutine of its own, which ctx abandons.
+func openWaiting(ctx context.Context, path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return os.Open(path)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+		// Opening the other end for a moment ends the waiting open; its file is then closed.
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		go func() {
+			if o := <-done; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // begin reads from the start of the file: its head, through a decompressor when it is

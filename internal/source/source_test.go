@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 
 func openFile(t *testing.T, path string) *Source {
 	t.Helper()
-	s, err := Open(path)
+	s, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +145,10 @@ func TestMayGrow(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := Open(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory: %v", err)
 	}
-	if _, err := Open(filepath.Join(dir, "missing.log")); !os.IsNotExist(err) {
+	if _, err := Open(context.Background(), filepath.Join(dir, "missing.log")); !os.IsNotExist(err) {
 		t.Errorf("a missing file: %v", err)
 	}
 	empty := openFile(t, writeFile(t, "empty.log", nil))

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestHostileCorpus loads each hostile input, made in a temporary directory (the big ones are
+// sparse or written at test time, and only without -short), in a process of its own: none
+// panics, each keeps the good events around the bad part, accounts for every bad line in
+// ingest_errors, exits with the documented code, and stays within a generous bound of peak
+// memory (the child's maximum resident set size): a 128 MB YAML List, decoded whole, would
+// take several times that.
+func TestHostileCorpus(t *testing.T) {
+	good := readAll(t, "../ingest/testdata/audit-v1.good.log") // 6 events
+	lines := bytes.SplitAfter(good, []byte("\n"))
+	around := func(bad []byte) []byte { // 3 events, the bad line, 3 events
+		return bytes.Join([][]byte{bytes.Join(lines[:3], nil), bad, bytes.Join(lines[3:6], nil)}, nil)
+	}
+	tests := []struct {
+		name     string
+		big      bool
+		make     func(t *testing.T, path string)
+		code     int
+		rows     int64
+		rejected int64
+		stderr   string
+		table    string // where the rows go, audit_events when empty
+	}{
+		{name: "empty", make: write(nil), code: ExitOK, stderr: "skipped 1 empty file"},
+		{name: "whitespace", make: write([]byte(" \n\t\n\r\n")), code: ExitPartial, stderr: "not audit"},
+		{name: "crlf", make: write(bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n"))), code: ExitOK, rows: 6},
+		{name: "bom", make: write(append([]byte("\xEF\xBB\xBF"), good...)), code: ExitOK, rows: 6},
+		{name: "nul", make: write(around([]byte("\x00\x00{\"kind\":\x00\"Event\"}\x00\n"))), code: ExitOK, rows: 6, rejected: 1},
+		{name: "deep-nesting", make: write(around([]byte(`{"kind":"Event","auditID":"x","a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}\n"))), code: ExitOK, rows: 6, rejected: 1},
+		{name: "all-rejected", make: write([]byte("{\"auditID\":1,\"apiVersion\":\"audit.k8s.io/v1\"}\n{}\n")), code: ExitAllRejected, rejected: 2},
+		{name: "symlink-loop", make: func(t *testing.T, path string) {
+			os.Mkdir(path, 0o755)
+			os.WriteFile(filepath.Join(path, "audit.log"), good, 0o644)
+			os.Symlink("loop", filepath.Join(path, "loop"))
+		}, code: ExitPartial, rows: 6, stderr: "loop"},
+		{name: "100MB-line", big: true, make: write(around(append(bytes.Repeat([]byte("x"), 100<<20), '\n'))), code: ExitOK, rows: 6, rejected: 1},
+		{name: "yaml-list-128MB", big: true, make: yamlList(128 << 20), code: ExitOK, table: "endpoint_addresses", rows: yamlListItems(128 << 20)},
+		{name: "1GB-sparse", big: true, make: func(t *testing.T, path string) {
+			write(good)(t, path)
+			if err := os.Truncate(path, 1<<30); err != nil { // a hole of NULs after the 6 events, without a newline
+				t.Fatal(err)
+			}
+		}, code: ExitOK, rows: 6, rejected: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.big && testing.Short() {
+				t.Skip("a big input: only without -short")
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "input.log")
+			tc.make(t, path)
+			db := filepath.Join(dir, "k.duckdb")
+			cmd := kubesift("ingest", "--db", db, path)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || strings.Contains(stderr.String(), "panic") {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.code, tc.stderr)
+			}
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // Linux counts it in KiB
+			if rss > 1<<30 {
+				t.Errorf("peak RSS %d MiB, over 1 GiB", rss>>20)
+			}
+			t.Logf("peak RSS %d MiB", rss>>20)
+			table := cmp.Or(tc.table, "audit_events")
+			r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT (SELECT count(*) FROM "+table+") AS events, (SELECT count(*) FROM ingest_errors WHERE severity = 'error') AS errors")
+			if want := fmt.Sprintf("events,errors\n%d,%d\n", tc.rows, tc.rejected); r.stdout != want {
+				t.Errorf("loaded %q, want %q", r.stdout, want)
+			}
+		})
+	}
+}
+
+// write returns a maker of a file holding data.
+func write(data []byte) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// yamlItem is one item of the YAML List yamlList writes: an Endpoints with one address.
+const yamlItem = `- apiVersion: v1
+  kind: Endpoints
+  metadata:
+    name: web-%07d
+    namespace: shop
+    resourceVersion: "%d"
+  subsets:
+  - addresses:
+    - ip: 10.%d.%d.%d
+      nodeName: n1
+    ports:
+    - port: 8080
+      protocol: TCP
+`
+
+// yamlListItems is how many items a YAML List of about size bytes holds.
+func yamlListItems(size int) int64 { return int64(size / len(fmt.Sprintf(yamlItem, 0, 1, 0, 0, 0))) }
+
+// yamlList returns a maker of a kubectl-style YAML List of about size bytes.
+func yamlList(size int) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, "apiVersion: v1\nkind: List\nitems:")
+		for i := range yamlListItems(size) {
+			fmt.Fprintf(w, yamlItem, i, i+1, i>>16&255, i>>8&255, i&255)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

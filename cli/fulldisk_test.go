@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestFullDiskIsReportedOnce: when the database can no longer be written (a full disk; here a
+// file size limit stands in for one), the file whose commit failed is named once, the inputs
+// after it are not tried but counted in one line, and the files loaded before it are kept.
+func TestFullDiskIsReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	os.MkdirAll(logs, 0o755)
+	os.WriteFile(filepath.Join(logs, "a.log"), readAll(t, "../ingest/testdata/audit-v1.good.log"), 0o644)
+	for _, name := range []string{"b.log", "c.log", "d.log"} {
+		os.WriteFile(filepath.Join(logs, name), generated(t, 6000), 0o644) // the same events: only b's commit writes much
+	}
+	db := filepath.Join(dir, "k.duckdb")
+
+	// The limit is inherited by the child; with SIGXFSZ ignored, a write past it fails with
+	// EFBIG instead of killing the process.
+	signal.Ignore(syscall.SIGXFSZ)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	cmd := kubesift("ingest", "--db", db, logs)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 2 << 20, Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Start()
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	out := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code != ExitPartial {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitPartial, out)
+	}
+	b := filepath.Join(logs, "b.log")
+	if strings.Count(out, "File too large") != 1 || !strings.Contains(out, "committing "+b+": ") ||
+		!strings.Contains(out, "the database takes no more writes: 2 inputs after "+b+" not tried") || strings.Count(out, b) != 2 {
+		t.Errorf("stderr does not name b.log's failure once and the 2 inputs not tried:\n%s", out)
+	}
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT count(*) AS events, count(DISTINCT source_file) AS files FROM audit_events")
+	if r.stdout != "events,files\n6,1\n" {
+		t.Errorf("after the failure: %q %q, want a.log's 6 events kept", r.stdout, r.stderr)
+	}
+}
