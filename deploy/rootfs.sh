@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kubesift fully static and lays out the image's root filesystem in DIR: the binary, /tmp
-# (1777) and /etc/passwd and /etc/group naming uid/gid 65532 "nonroot". deploy/Dockerfile and
-# deploy/build-image.sh both build the image FROM scratch with this tree, so they give the same image.
+# (1777) and /etc/passwd and /etc/group naming uid/gid 65532 "nonroot". deploy/Dockerfile builds the
+# image FROM scratch with this tree: run in its golang stage, or on the host by deploy/build-image.sh.
 #
 #   deploy/rootfs.sh DIR [VERSION]
 #
