@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 deploy/rootfs.sh "$work/rootfs" "${VERSION:-dev}"
-echo "static binary: $(file -b "$work/rootfs/usr/local/bin/kubesift" | cut -d, -f1-4), $(stat -c %s "$work/rootfs/usr/local/bin/kubesift") bytes"
+echo "static binary (no program interpreter): $(stat -c %s "$work/rootfs/usr/local/bin/kubesift") bytes"
 base=$(bah from scratch)
 base_root=$(bah mount "$base")
 mkdir "$base_root/out"
