@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds the runtime image FROM scratch with buildah, from a local tree (no registry, no pull), and
-# runs it the way the CronJob does: as uid 65532 with a read-only root filesystem and a tmpfs /tmp,
-# `kubesift version` and `kubesift run samples/` (mounted read-only). .ci/run calls it when buildah
-# is installed; run it as root (apt-get install buildah).
+# Builds deploy/Dockerfile with buildah from a local tree (no registry, no pull): deploy/rootfs.sh
+# lays out the root filesystem on the host, a local image holds it as /out/rootfs (ownership kept),
+# and --build-arg ROOTFS names that image in place of the golang stage; the image is FROM scratch.
+# Checks that the image holds exactly that tree (file list with modes and owners, the binary's
+# sha256), then runs it the way the CronJob does: as uid 65532 with a read-only root filesystem and a
+# tmpfs /tmp, `kubesift version` and `kubesift run samples/` (mounted read-only).
+# .ci/run calls it when buildah is installed; run it as root (apt-get install buildah).
 #
 #   deploy/build-image.sh [TAG]        default TAG: localhost/kubesift:dev
 set -euo pipefail
@@ -10,30 +13,45 @@ cd "$(dirname "$0")/.."
 tag=${1:-localhost/kubesift:dev}
 bah() { buildah --storage-driver vfs "$@"; }
 
-# deploy/Dockerfile (for users with a registry) must end like deploy/Containerfile.
-runtime() { sed -n '/^FROM scratch/,$p' "$1" | grep -v '^#' | sed 's#^COPY .* /$#COPY ROOTFS /#'; }
-if ! diff <(runtime deploy/Containerfile) <(runtime deploy/Dockerfile); then
-  echo "deploy/build-image.sh: the runtime stage of deploy/Dockerfile differs from deploy/Containerfile" >&2
-  exit 1
-fi
-
 work=$(mktemp -d)
-ctr=""
+ctr="" base=""
 cleanup() {
-  if [ -n "$ctr" ]; then bah umount "$ctr" >/dev/null 2>&1 || true; bah rm "$ctr" >/dev/null 2>&1 || true; fi
+  for c in "$ctr" "$base"; do
+    if [ -n "$c" ]; then bah umount "$c" >/dev/null 2>&1 || true; bah rm "$c" >/dev/null 2>&1 || true; fi
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 deploy/rootfs.sh "$work/rootfs" "${VERSION:-dev}"
-cp deploy/Containerfile "$work/Containerfile"
-bah bud --isolation chroot --quiet -f "$work/Containerfile" -t "$tag" "$work"
+echo "static binary (no program interpreter): $(stat -c %s "$work/rootfs/usr/local/bin/kubesift") bytes"
+base=$(bah from scratch)
+base_root=$(bah mount "$base")
+mkdir "$base_root/out"
+cp -a "$work/rootfs" "$base_root/out/rootfs"
+bah umount "$base" >/dev/null
+bah commit --quiet --rm "$base" "$tag-rootfs" >/dev/null
+base=""
+mkdir "$work/context"
+bah bud --isolation chroot --quiet --build-arg ROOTFS="$tag-rootfs" -f deploy/Dockerfile -t "$tag" "$work/context" >/dev/null
+bah rmi --force "$tag-rootfs" >/dev/null # and the stage container buildah leaves on it
 echo "built $tag: $(bah images --format '{{.Size}}' "$tag")"
 
 ctr=$(bah from "$tag")
 root=$(bah mount "$ctr")
 user=$(bah inspect --format '{{.OCIv1.Config.User}}' "$tag")
 entry=$(bah inspect --format '{{index .OCIv1.Config.Entrypoint 0}}' "$tag")
+listing() { (cd "$1" && find . -mindepth 1 -printf '%p %m %U:%G\n' | sort); }
+if ! diff <(listing "$work/rootfs") <(listing "$root"); then
+  echo "deploy/build-image.sh: the image's files differ from the tree deploy/rootfs.sh laid out" >&2
+  exit 1
+fi
+sum=$(sha256sum <"$root$entry" | cut -d' ' -f1)
+if [ "$sum" != "$(sha256sum <"$work/rootfs$entry" | cut -d' ' -f1)" ]; then
+  echo "deploy/build-image.sh: $entry in the image is not the binary deploy/rootfs.sh built" >&2
+  exit 1
+fi
+echo "the image holds the $(listing "$root" | wc -l) paths deploy/rootfs.sh laid out; $entry sha256 $sum"
 mkdir -p "$root/samples"
 # A private mount namespace: the image's root bound read-only, /tmp a tmpfs, samples/ read-only;
 # then the entrypoint as the image's user with the image's environment.

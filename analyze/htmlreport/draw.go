@@ -47,7 +47,7 @@ const chartWidth = 960 // points; the page scales the SVG to its width
 var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
 var stateColors = map[string]string{
-	"ready": "#59a14f", "notReady": "#f28e2b", "terminating": "#edc948", "absent": "#bab0ac", "deleted": "#bab0ac",
+	"ready": "#59a14f", "exists": "#59a14f", "notReady": "#f28e2b", "terminating": "#edc948", "absent": "#bab0ac", "deleted": "#bab0ac",
 	"delete": "#e15759", "create": "#4e79a7", "acquire": "#e15759", "release": "#f28e2b", "renew": "#4e79a7", "write": "#b07aa1", "watch": "#76b7b2",
 }
 
