@@ -55,7 +55,7 @@ func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string) ([]str
 		return nil, nil
 	}
 	var list any
-	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY 1) FROM "+table).Scan(&list); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY coalesce(cluster, '')) FROM "+table).Scan(&list); err != nil {
 		return nil, fmt.Errorf("listing the clusters of %s: %w", table, err)
 	}
 	items, _ := list.([]any)
