@@ -131,7 +131,7 @@ func TestPartialWithoutEndpointsWatches(t *testing.T) {
 	})
 	rep := analyzeDir(t, dir)
 	c := coverageOfRule(t, rep, "election-lock-churn")
-	if c.Status != rules.Partial || !strings.Contains(c.String(), "no watches of endpoints are in the audit log") {
+	if c.Status != rules.Partial || !strings.Contains(c.String(), "no endpoints watches logged") {
 		t.Errorf("election-lock-churn without endpoints watches: %s; want partial, no watches of endpoints", c)
 	}
 	if got := findingObjects(rep, "election-lock-churn"); len(got) == 0 {

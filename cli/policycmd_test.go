@@ -19,7 +19,7 @@ func TestPolicyChecksTheLoadedLogs(t *testing.T) {
 	}
 	r = runCLI(t, "policy", "--db", db)
 	for _, want := range []string{
-		"#   missing endpoints-watches (election-lock-churn is partial): no kube-proxy endpoints watch starts in the audit log",
+		"#   missing endpoints-watches (election-lock-churn is partial): no kube-proxy watches logged",
 		"#   RequestResponse create,delete,patch,update of discovery.k8s.io/endpointslices, endpoints: ",
 		"#   Metadata list,watch of every resource: ",
 		"apiVersion: audit.k8s.io/v1\n",

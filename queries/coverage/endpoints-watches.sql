@@ -15,7 +15,7 @@ WITH locks AS (
     HAVING writes >= CAST($min_updates_count AS BIGINT)
 ),
 lock_writes AS (
-    SELECT cluster, count(*) AS locks, sum(writes) AS writes FROM locks GROUP BY ALL
+    SELECT cluster, sum(writes) AS writes FROM locks GROUP BY ALL
 ),
 watches AS (
     SELECT coalesce(cluster, '') AS cluster,
@@ -28,10 +28,8 @@ watches AS (
     GROUP BY ALL
 )
 SELECT l.cluster, 'partial' AS coverage,
-       CASE WHEN coalesce(x.n, 0) = 0 THEN 'no watches of endpoints are in the audit log (excluded by the policy?): the fan-out '
-            ELSE 'no kube-proxy endpoints watch starts in the audit log: the fan-out ' END
-           || format('of {:,} writes of {:,} Endpoints ', l.writes, l.locks)
-           || CASE WHEN l.locks = 1 THEN 'lock' ELSE 'locks' END
-           || CASE WHEN coalesce(x.n, 0) = 0 THEN ' is unknown' ELSE ' is undercounted' END AS reason
+       CASE WHEN coalesce(x.n, 0) = 0 THEN 'no endpoints watches logged (policy?): ' ELSE 'no kube-proxy watches logged: ' END
+           || format('fan-out of {:,} lock writes ', l.writes)
+           || CASE WHEN coalesce(x.n, 0) = 0 THEN 'unknown' ELSE 'undercounted' END AS reason
 FROM lock_writes l LEFT JOIN watches x USING (cluster)
 WHERE coalesce(x.kube_proxy, 0) = 0
