@@ -101,10 +101,12 @@ func TestNoAuditEndpoints(t *testing.T) {
 // TestClusterPerDir: with ClusterPerDir the first directory under the argument names the cluster
 // of every table's rows (audit events, the endpoint states derived from them, snapshots,
 // conntrack); a file directly in the argument gets Cluster. The same capture in two clusters is
-// two captures: deduplication never merges clusters.
+// two captures, and the same audit log in two clusters is two logs: neither a file's resume nor
+// deduplication ever merges clusters.
 func TestClusterPerDir(t *testing.T) {
 	root := t.TempDir()
 	copyFile(t, "../samples/flapping/audit.log", filepath.Join(root, "x", "audit.log"))
+	copyFile(t, "../samples/flapping/audit.log", filepath.Join(root, "w", "audit.log"))
 	copyFile(t, "../samples/flapping/snapshots/endpoints-2026-11-21T05:59:13Z.json", filepath.Join(root, "x", "snapshots", "endpoints-2026-11-21T05:59:13Z.json"))
 	capture := "conntrack/testdata/real/acct_timestamp/conntrack_L.txt"
 	for _, cluster := range []string{"y", "z"} {
@@ -119,11 +121,13 @@ func TestClusterPerDir(t *testing.T) {
 		want  int64
 	}{
 		{"SELECT count(*) FROM audit_events WHERE cluster <> 'x' AND source_file LIKE '%/x/%'", 0},
-		{"SELECT count(*) FROM endpoint_addresses WHERE cluster <> 'x'", 0},
+		{"SELECT count(*) FROM endpoint_addresses WHERE cluster NOT IN ('x', 'w')", 0},
 		{"SELECT count(DISTINCT source) FROM endpoint_addresses WHERE cluster = 'x'", 2},
 		{"SELECT count(*) FROM audit_events WHERE source_file LIKE '%loose.log' AND cluster <> 'given'", 0},
 		{"SELECT count(DISTINCT cluster) FROM conntrack_entries", 2},
 		{"SELECT count(*) FILTER (WHERE cluster = 'y') - count(*) FILTER (WHERE cluster = 'z') FROM conntrack_entries", 0},
+		{"SELECT count(*) FILTER (WHERE cluster = 'x') - count(*) FILTER (WHERE cluster = 'w') FROM audit_events", 0},
+		{"SELECT count(*) FILTER (WHERE cluster = 'x') - count(*) FILTER (WHERE cluster = 'w') FROM endpoint_addresses WHERE source = 'audit'", 0},
 	} {
 		if n := queryInt(t, db, c.query); n != c.want {
 			t.Errorf("%s: %d, want %d", c.query, n, c.want)

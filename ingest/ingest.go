@@ -339,14 +339,15 @@ func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
 		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
 		$lines AS lines, $rows AS rows, $rejected AS rejected, $warnings AS warnings, $dups AS duplicates,
 		$started AS started_at, now() AS finished_at, $note AS note,
-		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash`,
+		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash,
+		$cluster AS cluster`,
 		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", src.Name),
 		sql.Named("size", src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", src.Identity),
 		sql.Named("start_offset", f.StartOffset), sql.Named("end_offset", nullIfNegative(f.EndOffset)), sql.Named("end_line", nullIfNegative(f.EndLine)),
 		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected), sql.Named("warnings", f.Warnings),
 		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)),
 		sql.Named("device", device), sql.Named("inode", inode), sql.Named("head_bytes", headBytes),
-		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash))
+		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash), sql.Named("cluster", nullIfEmpty(f.Settings.Cluster)))
 	if err != nil {
 		return fmt.Errorf("recording load of %s: %w", src.Name, err)
 	}
@@ -373,8 +374,9 @@ func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped str
 	if !resumable {
 		var seen bool
 		err := f.Conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_files
-			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4 AND head_bytes = $5 AND head_hash = $6)`,
-			f.Kind, src.Name, src.Size, src.Identity, len(src.Head), src.HeadHash(len(src.Head))).Scan(&seen)
+			WHERE kind = $1 AND source_file = $2 AND size_bytes = $3 AND identity = $4 AND head_bytes = $5 AND head_hash = $6
+			AND coalesce(cluster, '') = $7)`,
+			f.Kind, src.Name, src.Size, src.Identity, len(src.Head), src.HeadHash(len(src.Head)), f.Settings.Cluster).Scan(&seen)
 		if err != nil {
 			return "", fmt.Errorf("reading %s: %w", src.Name, err)
 		}
@@ -443,7 +445,8 @@ func earlierLoads(ctx context.Context, f *load.File) ([]earlierLoad, error) {
 	rows, err := f.Conn.QueryContext(ctx, `SELECT end_offset, coalesce(end_line, 0), head_bytes, head_hash, tail_hash
 		FROM ingest_files
 		WHERE kind = $1 AND identity = $2 AND end_offset > 0 AND head_hash IS NOT NULL AND tail_hash IS NOT NULL
-		ORDER BY (device = $3 AND inode = $4) IS TRUE DESC, load_id DESC LIMIT 16`, f.Kind, f.Src.Identity, device, inode)
+			AND coalesce(cluster, '') = $5
+		ORDER BY (device = $3 AND inode = $4) IS TRUE DESC, load_id DESC LIMIT 16`, f.Kind, f.Src.Identity, device, inode, f.Settings.Cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -225,14 +225,14 @@ func takeWarnings(ctx context.Context, f *load.File) error {
 	return f.RecordWarnings(ctx, warnings)
 }
 
-// removeDuplicateRows deletes rows of this load whose (audit_id, stage) is already present,
+// removeDuplicateRows deletes rows of this load whose (audit_id, stage, cluster) is already present,
 // from an earlier load or earlier in this one, and returns how many it deleted. Earlier loads
 // are searched within this load's stage_at range (and among rows without stage_at); a row of
 // this load without stage_at is looked for among all of them.
 func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int64, error) {
 	var lo, hi sql.NullTime
 	var n, distinct, undated int64
-	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(DISTINCT hash(audit_id, stage)),
+	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(DISTINCT hash(audit_id, stage, cluster)),
 		count(*) - count(stage_at) FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &distinct, &undated)
 	if err != nil || n == 0 {
 		return 0, err
@@ -250,7 +250,7 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int
 	if distinct < n { // equal hashes: maybe duplicates inside this load; settle it exactly
 		err := deleted(`DELETE FROM audit_events WHERE rowid IN (
 			SELECT rid FROM (
-				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage ORDER BY source_line, rowid) AS copy
+				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage, cluster ORDER BY source_line, rowid) AS copy
 				FROM audit_events WHERE load_id = $1)
 			WHERE copy > 1)`, loadID)
 		if err != nil {
@@ -259,16 +259,16 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int
 	}
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
 		SELECT n.rowid FROM audit_events n SEMI JOIN (
-			SELECT audit_id, stage FROM audit_events
+			SELECT audit_id, stage, cluster FROM audit_events
 			WHERE load_id <> $1 AND (stage_at BETWEEN $2 AND $3 OR stage_at IS NULL)) o
-		ON n.audit_id = o.audit_id AND n.stage = o.stage
+		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
 		WHERE n.load_id = $1)`, loadID, lo, hi)
 	if err != nil || undated == 0 {
 		return total, err
 	}
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
-		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage FROM audit_events WHERE load_id <> $1) o
-		ON n.audit_id = o.audit_id AND n.stage = o.stage
+		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1) o
+		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
 		WHERE n.load_id = $1 AND n.stage_at IS NULL)`, loadID)
 	return total, err
 }

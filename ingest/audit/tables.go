@@ -9,8 +9,8 @@ var auditEventsTable = store.Table{
 	Name:       "audit_events",
 	Evidence:   "audit",
 	TimeColumn: "stage_at",
-	DedupeKey:  []string{"audit_id", "stage"},
-	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage). " +
+	DedupeKey:  []string{"audit_id", "stage", "cluster"},
+	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage, cluster): one log given two cluster names is two clusters' events. " +
 		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out).",
 	Columns: []store.Column{
 		{Name: "audit_id", Type: "VARCHAR", Doc: "auditID: unique per request; all stages of one request share it"},
