@@ -165,14 +165,13 @@ const nothingNewReason = "no evidence loaded since the previous run"
 
 // analysis is an analysis's command line, checked: the rules, the window, what to fail on.
 type analysis struct {
-	rules        []rules.Rule
-	set          map[string]map[string]any
-	since, until *time.Time
-	nothingNew   bool // no evidence to analyse: the rules are not evaluated
-	failOn       rules.Severity
-	sups         []analyze.Suppression
-	now          time.Time
-	profile      bool
+	rules   []rules.Rule
+	set     map[string]map[string]any
+	window  // what to analyse: the flags' window, or the scheduled one
+	failOn  rules.Severity
+	sups    []analyze.Suppression
+	now     time.Time
+	profile bool
 }
 
 // prepare checks the analysis flags. def is the window when neither --since nor --until is
@@ -190,7 +189,7 @@ func (f *analyzeFlags) prepare(def *window) (*analysis, error) {
 		return nil, err
 	}
 	if def != nil && f.since == "" && f.until == "" {
-		a.since, a.until, a.nothingNew = def.since, def.until, def.nothingNew
+		a.window = *def
 	}
 	if f.failOn != "" {
 		if a.failOn, err = rules.ParseSeverity(f.failOn); err != nil {
