@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds deploy/Dockerfile with buildah from a local tree (no registry, no pull): deploy/rootfs.sh
 # lays out the root filesystem on the host, a local image holds it as /out/rootfs (ownership kept),
-# and --build-arg ROOTFS names that image in place of the golang stage; the image is FROM scratch.
+# and --build-context replaces the Dockerfile's compiled stage by that image; the image is FROM scratch.
 # Checks that the image holds exactly that tree (file list with modes and owners, the binary's
 # sha256), then runs it the way the CronJob does: as uid 65532 with a read-only root filesystem and a
 # tmpfs /tmp, `kubesift version` and `kubesift run samples/` (mounted read-only).
@@ -33,7 +33,7 @@ bah umount "$base" >/dev/null
 bah commit --quiet --rm "$base" "$tag-rootfs" >/dev/null
 base=""
 mkdir "$work/context"
-bah bud --isolation chroot --quiet --build-arg ROOTFS="$tag-rootfs" -f deploy/Dockerfile -t "$tag" "$work/context" >/dev/null
+bah bud --isolation chroot --quiet --build-context compiled=container-image://"$tag-rootfs" -f deploy/Dockerfile -t "$tag" "$work/context" >/dev/null
 bah rmi --force "$tag-rootfs" >/dev/null # and the stage container buildah leaves on it
 echo "built $tag: $(bah images --format '{{.Size}}' "$tag")"
 

@@ -15,7 +15,7 @@ dir=${1:?usage: deploy/rootfs.sh DIR [VERSION]}
 version=${2:-$(git describe --tags --always 2>/dev/null || echo dev)}
 mkdir -p "$dir/usr/local/bin" "$dir/etc" "$dir/tmp" "$dir/var/lib/kubesift"
 CGO_ENABLED=1 go build -tags duckdb_arrow,netgo,osusergo -trimpath \
-  -ldflags "-s -w -linkmode external -extldflags '-static' -X github.com/kubesift/kubesift/cli.Version=${version}" \
+  -ldflags "-s -w -buildid= -linkmode external -extldflags '-static' -X github.com/kubesift/kubesift/cli.Version=${version}" \
   -o "$dir/usr/local/bin/kubesift" .
 # A dynamically linked ELF names its program interpreter (ld.so) in a PT_INTERP header.
 if readelf -l "$dir/usr/local/bin/kubesift" | grep -q INTERP; then
