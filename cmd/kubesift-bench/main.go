@@ -148,9 +148,9 @@ const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same
 	"--memory-limit). Without --input it first generates the input: --mix bench (internal/auditgen) or\n" +
 	"--mix samples (the real recordings replicated with fresh audit IDs and shifted times).\n" +
 	"Each load runs in its own process into a fresh database file (kubesift's into a copy of --base-db\n" +
-	"when given); the order of the loaders alternates between runs. Prints each load's MB/s and peak RSS\n" +
-	"and kubesift's speed relative to the faster baseline of each kind (audit target >= 0.8), per run and\n" +
-	"as medians. For audit logs it also times a load of the events alone (--audit-endpoints=false)."
+	"when given); the order of the loaders alternates between runs. Prints each load's wall time, MB/s\n" +
+	"(of the file on disk) and peak RSS and kubesift's speed relative to the faster baseline of each kind\n" +
+	"(audit target >= 0.8), per run and as medians. For audit logs it also times a load of the events alone (--audit-endpoints=false)."
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
@@ -245,6 +245,7 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 		}
 	}
 	speed := make([][]float64, len(ls))
+	wall := make([][]float64, len(ls))
 	rss := make([][]float64, len(ls))
 	ratio := make([][][]float64, len(ls)) // [loader][group][run]
 	for i, l := range ls {
@@ -252,7 +253,7 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 			ratio[i] = make([][]float64, len(groups))
 		}
 	}
-	header := fmt.Sprintf("%-4s %-24s %12s %12s", "run", "loader", "speed", "peak RSS")
+	header := fmt.Sprintf("%-4s %-24s %9s %12s %12s", "run", "loader", "wall", "speed", "peak RSS")
 	for _, g := range groups {
 		header += fmt.Sprintf(" %14s", "vs "+g)
 	}
@@ -277,11 +278,12 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 				return err
 			}
 			took[i] = d
+			wall[i] = append(wall[i], d.Seconds())
 			speed[i] = append(speed[i], mb/d.Seconds())
 			rss[i] = append(rss[i], float64(peak)/(1<<20))
 		}
 		for i, l := range ls {
-			line := fmt.Sprintf("%-4d %-24s %7.0f MB/s %8.0f MiB", run+1, l.name, speed[i][run], rss[i][run])
+			line := fmt.Sprintf("%-4d %-24s %7.1f s %7.1f MB/s %8.0f MiB", run+1, l.name, wall[i][run], speed[i][run], rss[i][run])
 			if l.group == "" {
 				for g, group := range groups {
 					fastest := time.Duration(0)
@@ -298,7 +300,7 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 		}
 	}
 	for i, l := range ls {
-		line := fmt.Sprintf("%-4s %-24s %7.0f MB/s %8.0f MiB", "med", l.name, median(speed[i]), median(rss[i]))
+		line := fmt.Sprintf("%-4s %-24s %7.1f s %7.1f MB/s %8.0f MiB", "med", l.name, median(wall[i]), median(speed[i]), median(rss[i]))
 		for g := range ratio[i] {
 			line += fmt.Sprintf(" %14.2f", median(ratio[i][g]))
 		}
