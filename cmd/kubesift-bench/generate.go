@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -13,14 +14,12 @@ import (
 	"github.com/kubesift/kubesift/internal/auditgen"
 )
 
-func generateAuditLog(stdout io.Writer, dir string, size int64, gz bool, largeBodies float64) (string, error) {
-	path := filepath.Join(dir, "audit-bench.log")
-	if gz {
-		path += ".gz"
-	}
+// writeInput creates path (gzipped when gz) and fills it with write, which returns the events
+// and uncompressed bytes it wrote.
+func writeInput(stdout io.Writer, path string, gz bool, write func(io.Writer) (events, bytes int64, err error)) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return "", err
+		return err
 	}
 	var w io.Writer = f
 	var zw *gzip.Writer
@@ -30,7 +29,7 @@ func generateAuditLog(stdout io.Writer, dir string, size int64, gz bool, largeBo
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	start := time.Now()
-	st, err := auditgen.Generate(bw, auditgen.Options{Seed: 1, TargetBytes: size, LargeBodyFraction: largeBodies})
+	events, bytes, err := write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -41,10 +40,59 @@ func generateAuditLog(stdout io.Writer, dir string, size int64, gz bool, largeBo
 		err = cerr
 	}
 	if err != nil {
-		return "", fmt.Errorf("generating %s: %w", path, err)
+		return fmt.Errorf("generating %s: %w", path, err)
 	}
-	fmt.Fprintf(stdout, "generated %s: %d events, %d bytes (uncompressed) in %.1fs\n", path, st.Events, st.Bytes, time.Since(start).Seconds())
-	return path, nil
+	fmt.Fprintf(stdout, "generated %s: %d events, %d bytes (uncompressed) in %.1fs\n", path, events, bytes, time.Since(start).Seconds())
+	return nil
+}
+
+func inputPath(dir, name string, gz bool) string {
+	path := filepath.Join(dir, name)
+	if gz {
+		path += ".gz"
+	}
+	return path
+}
+
+// generateAuditLog writes the input of the audit mix o.mix: internal/auditgen's log (bench), or
+// the recordings under o.samples replicated with fresh audit IDs and shifted times (samples).
+func generateAuditLog(stdout io.Writer, dir string, size int64, o options) (string, error) {
+	if o.mix == mixSamples {
+		recs, err := readSamples(o.samples)
+		if err != nil {
+			return "", err
+		}
+		path := inputPath(dir, "audit-samples.log", o.gzip)
+		return path, writeInput(stdout, path, o.gzip, func(w io.Writer) (int64, int64, error) {
+			return replicate(w, recs, size)
+		})
+	}
+	path := inputPath(dir, "audit-bench.log", o.gzip)
+	return path, writeInput(stdout, path, o.gzip, func(w io.Writer) (int64, int64, error) {
+		st, err := auditgen.Generate(w, auditgen.Options{Seed: 1, TargetBytes: size, LargeBodyFraction: o.largeBodies})
+		return st.Events, st.Bytes, err
+	})
+}
+
+// generateCopies writes copies 1..o.copies of the audit log o.input into dir, copy n shifted by
+// n times o.shift with fresh audit IDs, each a file of its own: a database of several days is
+// loaded from them.
+func generateCopies(stdout io.Writer, dir string, o options) error {
+	rec, err := readRecording(o.input)
+	if err != nil {
+		return err
+	}
+	for n := 1; n <= o.copies; n++ {
+		name := strings.TrimSuffix(filepath.Base(o.input), ".gz")
+		name = strings.TrimSuffix(name, filepath.Ext(name)) + fmt.Sprintf(".copy%d.log", n)
+		path := inputPath(dir, name, o.gzip)
+		if err := writeInput(stdout, path, o.gzip, func(w io.Writer) (int64, int64, error) {
+			return writeCopy(w, rec, n, time.Duration(n)*o.shift)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // generateConntrackDump writes a conntrack -L dump of n probe-like entries, shaped like the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -27,7 +28,8 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestBadFlagsAreUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--kind", "pcap"}, {"--runs", "0"}, {"--generate-only"}, {"extra"}, {"--no-such-flag"}} {
+	for _, args := range [][]string{{"--kind", "pcap"}, {"--runs", "0"}, {"--generate-only"}, {"extra"}, {"--no-such-flag"},
+		{"--mix", "random"}, {"--input", "x.log", "--mix", "samples"}, {"--copies", "2", "--input", "x.log"}, {"--generate-only", "--dir", "d", "--input", "x.log"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(usageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
@@ -37,33 +39,92 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 }
 
-// TestBaselineSettings loads a two-event audit log with both baseline settings and checks the
-// rows landed; an unknown setting is an error.
-func TestBaselineSettings(t *testing.T) {
+// TestBaselines loads a two-event audit log with each audit baseline and both settings and
+// checks the rows landed; an unknown setting or baseline is an error.
+func TestBaselines(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "audit.log")
-	line := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"%d","stage":"ResponseComplete","verb":"get","requestReceivedTimestamp":"2026-11-21T00:00:00Z","stageTimestamp":"2026-11-21T00:00:01Z"}` + "\n"
+	line := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"%d","stage":"ResponseComplete","verb":"get","requestURI":"/api/v1/pods?watch=true","requestReceivedTimestamp":"2026-11-21T00:00:00Z","stageTimestamp":"2026-11-21T00:00:01Z"}` + "\n"
 	if err := os.WriteFile(input, []byte(fmt.Sprintf(line, 1)+fmt.Sprintf(line, 2)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, settings := range []string{settingsDefaults, settingsProduct} {
-		db := filepath.Join(dir, settings+".duckdb")
-		if err := runBaseline(ctx, settings, "256MB", auditBaseline, db, input); err != nil {
-			t.Fatalf("%s: %v", settings, err)
+	for _, name := range []string{"audit-table", "audit-17"} {
+		for _, settings := range []string{settingsDefaults, settingsProduct} {
+			db := filepath.Join(dir, name+settings+".duckdb")
+			if err := runBaseline(ctx, settings, "256MB", name, db, input); err != nil {
+				t.Fatalf("%s %s: %v", name, settings, err)
+			}
+			sdb, err := store.Open(ctx, db, ingest.Schema(), store.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			err = sdb.QueryRowContext(ctx, "SELECT count(*) FROM baseline").Scan(&n)
+			sdb.Close()
+			if err != nil || n != 2 {
+				t.Errorf("%s %s: %d rows, %v; want 2", name, settings, n, err)
+			}
 		}
-		sdb, err := store.Open(ctx, db, ingest.Schema(), store.Options{ReadOnly: true})
+	}
+	if err := runBaseline(ctx, "fast", "256MB", "audit-table", filepath.Join(dir, "x.duckdb"), input); err == nil {
+		t.Error("unknown settings accepted")
+	}
+	if err := runBaseline(ctx, settingsDefaults, "256MB", "audit-all", filepath.Join(dir, "y.duckdb"), input); err == nil {
+		t.Error("unknown baseline accepted")
+	}
+}
+
+// TestTableBaselineIsAuditEvents checks that the audit-table baseline builds audit_events' columns
+// with audit_events' types, and that the columns it leaves out are the ones BENCHMARKS.md names.
+func TestTableBaselineIsAuditEvents(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(input, []byte(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"1","stage":"ResponseComplete"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "b.duckdb")
+	if err := runBaseline(ctx, settingsProduct, "256MB", "audit-table", db, input); err != nil {
+		t.Fatal(err)
+	}
+	sdb, err := store.Open(ctx, db, ingest.Schema(), store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	types := func(table string) map[string]string {
+		rows, err := sdb.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?", table)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var n int
-		err = sdb.QueryRowContext(ctx, "SELECT count(*) FROM baseline").Scan(&n)
-		sdb.Close()
-		if err != nil || n != 2 {
-			t.Errorf("%s: %d rows, %v; want 2", settings, n, err)
+		defer rows.Close()
+		m := map[string]string{}
+		for rows.Next() {
+			var name, typ string
+			if err := rows.Scan(&name, &typ); err != nil {
+				t.Fatal(err)
+			}
+			m[name] = typ
+		}
+		return m
+	}
+	product, baseline := types("audit_events"), types("baseline")
+	for name, typ := range baseline {
+		if product[name] != typ {
+			t.Errorf("baseline column %s is %s, audit_events has %q", name, typ, product[name])
 		}
 	}
-	if err := runBaseline(ctx, "fast", "256MB", auditBaseline, filepath.Join(dir, "x.duckdb"), input); err == nil {
-		t.Error("unknown settings accepted")
+	var missing []string
+	for name := range product {
+		if _, ok := baseline[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	want := []string{"allow_watch_bookmarks", "field_selector", "label_selector", "list_continue", "list_limit", "resource_version",
+		"resource_version_match", "send_initial_events", "source_line", "source_offset", "timeout_seconds", "watch_rv"}
+	if !slices.Equal(missing, want) {
+		t.Errorf("columns left out: %v, want %v", missing, want)
 	}
 }
