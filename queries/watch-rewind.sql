@@ -60,16 +60,17 @@ writes AS (
 -- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over. A client
 -- "going back" across such a reset is not rewinding, so streams never span two epochs. An epoch
 -- starts where the resourceVersion a write returned (response body: the store's revision after the
--- write) falls below half of the one before. Events are left out: they may live in another etcd.
+-- write) falls below half of the one before; a request's epoch is the number of epoch starts before it (usually none,
+-- so the as-of join meets next to nothing). Events are left out: they may live in another etcd.
 server_revisions AS (
     SELECT w.cluster, w.at AS t, w.response_rv AS rv, lag(w.response_rv) OVER (PARTITION BY w.cluster ORDER BY w.at, w.audit_id) AS prev_rv
     FROM writes w
     WHERE w.response_rv IS NOT NULL AND w.resource <> 'events'
 ),
-epochs AS (
-    SELECT r.cluster, r.t,
-           sum(CASE WHEN r.rv * 2 < r.prev_rv THEN 1 ELSE 0 END) OVER (PARTITION BY r.cluster ORDER BY r.t ROWS UNBOUNDED PRECEDING) AS epoch
+epoch_starts AS (
+    SELECT r.cluster, r.t, row_number() OVER (PARTITION BY r.cluster ORDER BY r.t) AS epoch
     FROM server_revisions r
+    WHERE r.rv * 2 < r.prev_rv
 ),
 -- list and watch requests of collections, one row per request (cluster and audit ID)
 reqs AS (
@@ -108,7 +109,7 @@ reqs AS (
 reqs_epoch AS (
     SELECT r.*, coalesce(e.epoch, 0) AS epoch, (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs r
-    ASOF LEFT JOIN epochs e ON e.cluster = r.cluster AND r.recv >= e.t
+    ASOF LEFT JOIN epoch_starts e ON e.cluster = r.cluster AND r.recv >= e.t
 ),
 -- the stream key as one number (for partitioning and joining: hashing the dozen strings of the key once, not in
 -- every join and window)
@@ -237,12 +238,17 @@ repeat_buckets AS (
     FROM repeat_cands c
     WHERE c.hi >= c.lo
 ),
--- each write under the scopes of the watches it is delivered to: its namespace or all, its name or all
+-- each write under the scopes of the watches it is delivered to (its namespace or all, its name or all), unnested
+-- in the select list (no lateral join), and only the writes in a minute where a watch of their resource waits for
+-- proof (none at all when no watch repeats its version)
 write_keys AS (
-    SELECT x.*, n.ns_key, k.name_key, epoch_ms(x.at) // 60000 AS bucket
-    FROM writes x,
-         unnest(list_distinct([x.namespace, ''])) AS n(ns_key),
-         unnest(list_distinct([x.name, ''])) AS k(name_key)
+    SELECT x.cluster, x.apiserver, x.audit_id, x.verb, x.api_group, x.resource, x.namespace, x.name, x.at, x.rv_seen,
+           x.always_writes, epoch_ms(x.at) // 60000 AS bucket,
+           unnest(list_distinct([{'ns': x.namespace, 'name': x.name}, {'ns': x.namespace, 'name': ''},
+                                 {'ns': '', 'name': x.name}, {'ns': '', 'name': ''}])) AS scope
+    FROM writes x
+    SEMI JOIN repeat_buckets b
+      ON b.cluster = x.cluster AND b.api_group = x.api_group AND b.resource = x.resource AND b.bucket = epoch_ms(x.at) // 60000
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
@@ -254,7 +260,7 @@ repeat_proof AS (
     FROM repeat_buckets w
     JOIN write_keys x
       ON x.cluster = w.cluster AND x.api_group = w.api_group AND x.resource = w.resource
-     AND x.ns_key = w.namespace AND x.name_key = w.obj_name AND x.bucket = w.bucket
+     AND x.scope.ns = w.namespace AND x.scope.name = w.obj_name AND x.bucket = w.bucket
      AND x.at >= w.lo
      AND x.at <= w.hi - to_microseconds(CAST(CASE WHEN x.apiserver <> w.prev_apiserver
                                                   THEN CAST($cross_apiserver_grace_ms AS DOUBLE) * 1000 ELSE 0 END AS BIGINT))
