@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestHostileCorpus loads each hostile input, made in a temporary directory (the big ones are
@@ -129,5 +133,103 @@ func yamlList(size int) func(t *testing.T, path string) {
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestHostileGrowingFile ingests an audit log while it grows: every write appends the rest of
+// the half-written last line, one complete line (now and then one that is not an event) and
+// the first half of the next line, so the file always ends in a half line. Once the first
+// ingest has exited the writer stops, completes the last line, and a second ingest resumes.
+// Whatever the first process saw, no half line is rejected, and the two runs together load
+// every complete line exactly once and reject exactly the bad ones.
+func TestHostileGrowingFile(t *testing.T) {
+	template := bytes.SplitAfter(readAll(t, "../ingest/testdata/audit-v1.good.log"), []byte("\n"))[0]
+	auditID := regexp.MustCompile(`"auditID":"[^"]*"`)
+	bad := []byte(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete"}` + "\n") // no auditID
+	var good int64
+	var badLines []int64
+	line := int64(0)
+	next := func(i int) []byte { // the line to write after line, a bad one every 7th
+		line++
+		if i%7 == 3 {
+			badLines = append(badLines, line)
+			return bad
+		}
+		good++
+		return auditID.ReplaceAll(template, fmt.Appendf(nil, `"auditID":"grow-%06d"`, i))
+	}
+	dir := t.TempDir()
+	path, db := filepath.Join(dir, "audit.log"), filepath.Join(dir, "k.duckdb")
+	var start []byte
+	for i := range 10 {
+		start = append(start, next(i)...)
+	}
+	half := next(10)
+	start = append(start, half[:len(half)/2]...)
+	write(start)(t, path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	cmd := kubesift("ingest", "--db", db, path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	written := 0
+	for i := 11; ; i += 2 {
+		select {
+		case <-exited:
+		default:
+			if written < 600 { // a bound on the file, whatever the speed of the reader
+				rest := half[len(half)/2:]
+				complete := next(i)
+				half = next(i + 1)
+				if _, err := f.Write(slices.Concat(rest, complete, half[:len(half)/2])); err != nil {
+					t.Fatal(err)
+				}
+				written += 2
+			}
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	if code := cmd.ProcessState.ExitCode(); code != ExitOK || strings.Contains(stderr.String(), "panic") {
+		t.Fatalf("first ingest: exit %d, stderr %q", code, stderr.String())
+	}
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT rows, note FROM ingest_files")
+	t.Logf("%d lines appended while the first ingest ran, which loaded: %s", written, r.stdout)
+	r = runCLI(t, "query", "--db", db, "-o", "csv", "SELECT line FROM ingest_errors ORDER BY line")
+	for _, l := range strings.Fields(strings.TrimPrefix(r.stdout, "line\n")) {
+		if n, err := strconv.ParseInt(l, 10, 64); err != nil || !slices.Contains(badLines, n) {
+			t.Errorf("first ingest rejected line %s, which is not a bad line (a half-written one?): %s", l, r.stdout)
+		}
+	}
+
+	if _, err := f.Write(half[len(half)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "ingest", "--db", db, path); r.code != ExitOK {
+		t.Fatalf("second ingest: %+v", r)
+	}
+	r = runCLI(t, "query", "--db", db, "-o", "csv", `SELECT (SELECT count(*) FROM audit_events) AS events,
+		(SELECT count(DISTINCT audit_id) FROM audit_events) AS ids,
+		(SELECT sum(rows) FROM ingest_files) AS rows, (SELECT sum(duplicates) FROM ingest_files) AS duplicates`)
+	if want := fmt.Sprintf("events,ids,rows,duplicates\n%d,%d,%d,0\n", good, good, good); r.stdout != want {
+		t.Errorf("loaded %q, want %q", r.stdout, want)
+	}
+	r = runCLI(t, "query", "--db", db, "-o", "csv", "SELECT line FROM ingest_errors ORDER BY line")
+	want := "line\n"
+	for _, l := range badLines {
+		want += fmt.Sprintln(l)
+	}
+	if r.stdout != want {
+		t.Errorf("ingest_errors lines:\n%s\nwant\n%s", r.stdout, want)
 	}
 }
