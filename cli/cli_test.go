@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
+		writePeakRSS()
 		os.Exit(code)
 	}
 	os.Exit(m.Run())

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -45,14 +44,20 @@ func TestRedactEvent(t *testing.T) {
 }
 
 // FuzzRedactEvent: the redactor never breaks an event: the result is a JSON object with the same
-// members, and a second pass finds nothing left to redact.
+// members, and a second pass finds nothing left to redact. The seeds are short events, one per
+// kind of secret: the fuzzer minimizes every input that finds new coverage, at a cost quadratic
+// in its length, and with the kilobyte events of the corpus it made 16 executions in 3 minutes.
 func FuzzRedactEvent(f *testing.F) {
-	b, err := os.ReadFile("../testdata/secrets-outside-bodies.good.log")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f.Add([]byte(line))
+	for _, seed := range []string{
+		`{"requestURI":"/api/v1/pods?access_token=abc&watch=true","verb":"watch"}`,
+		`{"requestURI":"/api/v1/pods?id_token=a&refresh_token=b&token=c"}`,
+		`{"annotations":{"authorization":"Bearer eyJhbGc.def-_~+/=="},"verb":"get"}`,
+		`{"objectRef":{"resource":"secrets"},"annotations":{"patch.webhook.admission.k8s.io/round_0_index_0":"{\"configuration\":\"c\",\"webhook\":\"w\",\"patch\":[{\"op\":\"add\"}],\"patchType\":\"JSONPatch\"}"}}`,
+		`{"objectRef":{"resource":"serviceaccounts","subresource":"token"},"responseStatus":{"message":"value s3cr3t","code":422}}`,
+		`{"objectRef":{"resource":"tokenreviews"},"responseStatus":{"message":"BEARER abc"}}`,
+		`{"responseStatus":{"message":"bad bearer x.y.z"}}`,
+	} {
+		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, event []byte) {
 		out, changed := redactEvent(event)

@@ -62,17 +62,14 @@ func FuzzDecode(f *testing.F) {
 // FuzzYAMLItems: the items of a YAML List, cut at their entries and decoded one at a time
 // (yamlItems), give the rows that decoding the whole document at once gives (a quoted "items"
 // key is not streamed). Inputs with bad items are only checked not to crash: a bad entry
-// costs the streamer that entry and the whole decode the document.
+// costs the streamer that entry and the whole decode the document. The seeds are short, one per
+// kind of object: the fuzzer minimizes every input that finds new coverage, at a cost quadratic
+// in its length, and the items of the corpus's Lists (kilobytes) left 3.6k executions in 3 minutes.
 func FuzzYAMLItems(f *testing.F) {
-	for _, name := range []string{"testdata/list.good.yaml", "testdata/combined.good.yaml"} {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		if _, items, ok := bytes.Cut(b, []byte("\nitems:\n")); ok {
-			f.Add(items)
-		}
-	}
+	f.Add([]byte("- apiVersion: v1\n  kind: Endpoints\n  metadata: {name: web, namespace: shop, resourceVersion: \"3\"}\n  subsets:\n  - addresses: [{ip: 10.0.1.5, nodeName: n1, targetRef: {kind: Pod, name: web-1}}]\n    notReadyAddresses: [{ip: 10.0.1.6}]\n    ports: [{port: 8080, protocol: TCP}]\n"))
+	f.Add([]byte("- kind: Service\n  metadata: {name: web, namespace: shop}\n  spec: {clusterIP: 10.96.0.5, selector: {app: web}, ports: [{port: 80}]}\n"))
+	f.Add([]byte("- kind: Pod\n  metadata: {name: web-1, namespace: shop}\n  spec:\n    nodeName: n1\n    containers:\n    - name: c\n      livenessProbe: {httpGet: {port: 8080}, periodSeconds: 1}\n  status: {podIP: 10.0.1.5}\n"))
+	f.Add([]byte("- kind: ConfigMap\n  metadata:\n    name: lock\n    annotations:\n      control-plane.alpha.kubernetes.io/leader: '{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":15}'\n"))
 	f.Add([]byte("- kind: Lease\n  metadata: {name: a, namespace: n}\n  spec: {holderIdentity: a, leaseTransitions: 2}\n\n  # c\n- kind: Service\n  metadata:\n    name: s\n"))
 	f.Add([]byte("  - kind: Endpoints\n    metadata: {name: e}\n    subsets:\n    - addresses:\n      - ip: 10.0.0.1\n"))
 	f.Fuzz(func(t *testing.T, items []byte) {
