@@ -6,6 +6,9 @@
 -- leader_locks rows of snapshots (source = 'snapshot'). Audit is preferred for a lock when it has writes of it;
 -- snapshots alone give a lower bound (distinct renewTime values seen).
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
+-- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
+-- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
+-- memory (the lock × watch request pairs above all) stays that of a small input however large the audit log grows.
 WITH
 -- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
 -- previous state of an object is needed at the start of the window; in_win marks the writes inside it), with what
@@ -27,6 +30,7 @@ writes AS NOT MATERIALIZED (
                  (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
     WHERE a.stage_at <= ks_window_end($until)
+      AND ks_in_piece(a.cluster, a.namespace, $piece, $pieces)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
       AND coalesce(a.subresource, '') = ''
@@ -58,6 +62,7 @@ snap_ann AS (
            l.holder, l.transitions, l.renew_time
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
+      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
@@ -179,6 +184,7 @@ watch_reqs AS (
           FROM audit_events a
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+            AND (a.namespace IS NULL OR ks_in_piece(a.cluster, a.namespace, $piece, $pieces))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
 ),
@@ -249,11 +255,13 @@ shown_watchers AS (
     GROUP BY ALL
 ),
 svc_seen AS (
-    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services WHERE NOT coalesce(deleted, false)
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
+    WHERE NOT coalesce(deleted, false) AND ks_in_piece(cluster, namespace, $piece, $pieces)
     UNION
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
       AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
+      AND ks_in_piece(cluster, namespace, $piece, $pieces)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
@@ -360,6 +368,7 @@ lease_obs AS (
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
+      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),

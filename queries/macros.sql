@@ -10,6 +10,11 @@ CREATE OR REPLACE TEMP MACRO ks_time_us(t) AS strftime(t AT TIME ZONE 'UTC', '%Y
 CREATE OR REPLACE TEMP MACRO ks_time_ms(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ');
 CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ');
 
+-- a rule that runs in pieces ($piece of $pieces, see rules.Pieces) reads only the rows whose cluster and namespace
+-- hash to its piece: no finding of such a rule spans two namespaces
+CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
+    hash(coalesce(cluster, ''), coalesce(namespace, '')) % CAST(pieces AS UBIGINT) = CAST(piece AS UBIGINT);
+
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
 
