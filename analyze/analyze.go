@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/kubesift/kubesift/queries"
@@ -306,6 +307,27 @@ func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options
 	for _, a := range args {
 		params[a.(sql.NamedArg).Name] = a.(sql.NamedArg).Value
 	}
+	if r.Pieces == nil {
+		return runPiece(ctx, conn, r, args, tmpl, params)
+	}
+	var rows int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+r.Pieces.Table).Scan(&rows); err != nil {
+		return nil, fmt.Errorf("counting %s to split the query into pieces: %w", r.Pieces.Table, err)
+	}
+	pieces := r.Pieces.Count(rows)
+	var out []Finding
+	for piece := range pieces {
+		found, err := runPiece(ctx, conn, r, append(slices.Clip(args), sql.Named(rules.PieceParam, piece), sql.Named(rules.PiecesParam, pieces)), tmpl, params)
+		if err != nil {
+			return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// runPiece runs r's query once with args and reads its findings.
+func runPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) ([]Finding, error) {
 	rows, err := conn.QueryContext(ctx, r.SQL, args...)
 	if err != nil {
 		return nil, err

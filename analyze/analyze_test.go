@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,5 +211,48 @@ func TestProfile(t *testing.T) {
 		if _, err := os.Stat("/proc/self/clear_refs"); err == nil && o.Profile.PeakRSS <= 0 {
 			t.Errorf("%s: no peak memory measured on Linux", o.Rule.ID)
 		}
+	}
+}
+
+// TestPiecesGiveTheSameFindings runs every rule that runs in pieces over all the recordings (one
+// cluster each) split into several pieces, and checks that the findings are those of one piece.
+func TestPiecesGiveTheSameFindings(t *testing.T) {
+	ctx := context.Background()
+	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	tested := 0
+	for _, r := range builtin(t) {
+		if r.Pieces == nil {
+			continue
+		}
+		tested++
+		var rows int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+r.Pieces.Table).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		whole := r
+		whole.Pieces = &rules.Pieces{Table: r.Pieces.Table, Rows: rows}
+		split := r
+		split.Pieces = &rules.Pieces{Table: r.Pieces.Table, Rows: rows/7 + 1}
+		if n := split.Pieces.Count(rows); n != 7 {
+			t.Fatalf("%s: %d pieces, want 7", r.ID, n)
+		}
+		var got [2]string
+		for i, rr := range []rules.Rule{whole, split} {
+			rep, err := Run(ctx, db, []rules.Rule{rr}, Options{})
+			if err != nil || rep.Outcomes[0].Err != nil {
+				t.Fatalf("%s: %v %v", r.ID, err, rep.Outcomes[0].Err)
+			}
+			if len(rep.Findings) == 0 {
+				t.Fatalf("%s finds nothing in samples/", r.ID)
+			}
+			b, _ := json.MarshalIndent(rep.Findings, "", " ")
+			got[i] = string(b)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s: findings in 7 pieces differ from those in one:\n%s\nwant\n%s", r.ID, got[1], got[0])
+		}
+	}
+	if tested == 0 {
+		t.Error("no built-in rule runs in pieces")
 	}
 }

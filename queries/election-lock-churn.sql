@@ -6,6 +6,9 @@
 -- leader_locks rows of snapshots (source = 'snapshot'). Audit is preferred for a lock when it has writes of it;
 -- snapshots alone give a lower bound (distinct renewTime values seen).
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
+-- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
+-- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
+-- memory (the lock × watch request pairs above all) stays that of a small input however large the audit log grows.
 WITH
 -- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
 -- previous state of an object is needed at the start of the window; in_win marks the writes inside it), with what
@@ -27,6 +30,7 @@ writes AS NOT MATERIALIZED (
                  (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
     WHERE a.stage_at <= ks_window_end($until)
+      AND ks_in_piece(a.cluster, a.namespace, $piece, $pieces)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
       AND coalesce(a.subresource, '') = ''
@@ -58,6 +62,7 @@ snap_ann AS (
            l.holder, l.transitions, l.renew_time
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
+      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
@@ -179,6 +184,7 @@ watch_reqs AS (
           FROM audit_events a
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+            AND (a.namespace IS NULL OR ks_in_piece(a.cluster, a.namespace, $piece, $pieces))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
 ),
@@ -223,9 +229,9 @@ lock_watchers AS (
     GROUP BY ALL
 ),
 -- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching
+-- (integers only: a struct kept by arg_min would be copied into memory that never spills at each replacement)
 lock_watcher_agg AS (
-    SELECT lock_id, count(*) AS watchers,
-           arg_min(struct_pack(watcher_id := watcher_id, first_req := first_req, requests := requests), first_req, 50) AS shown
+    SELECT lock_id, count(*) AS watchers, arg_min(watcher_id, first_req, 50) AS shown
     FROM lock_watchers
     GROUP BY ALL
 ),
@@ -233,27 +239,31 @@ watcher_agg AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, a.watchers
     FROM lock_watcher_agg a JOIN reported r USING (lock_id)
 ),
--- the watchers shown in evidence, with the user agents of their watch requests of the lock (joined again for the
--- shown watchers only: lock_watch_reqs is not kept, as a CTE read twice would be held in memory whole)
+-- the watchers shown in evidence: their watch requests of the lock (joined again for the shown watchers only:
+-- lock_watch_reqs is not kept, as a CTE read twice would be held in memory whole), the first one's details and
+-- the user agents of all
 shown_watchers AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file,
-           f.source_line, s.requests,
-           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
-    FROM (SELECT lock_id, unnest(shown, recursive := true) FROM lock_watcher_agg) s
+           f.source_line, s.requests, s.user_agent
+    FROM (SELECT s.lock_id, s.watcher_id, min(w.req_id) AS first_req, count(*) AS requests,
+                 string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
+          FROM (SELECT lock_id, unnest(shown) AS watcher_id FROM lock_watcher_agg) s
+          JOIN lock_keys k ON k.lock_id = s.lock_id
+          JOIN watch_keys w
+            ON w.watcher_id = s.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
+           AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
+          GROUP BY s.lock_id, s.watcher_id) s
     JOIN reported r USING (lock_id)
     JOIN watch_reqs f ON f.req_id = s.first_req
-    JOIN lock_keys k ON k.lock_id = s.lock_id
-    JOIN watch_keys w
-      ON w.watcher_id = s.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
-     AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
-    GROUP BY ALL
 ),
 svc_seen AS (
-    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services WHERE NOT coalesce(deleted, false)
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
+    WHERE NOT coalesce(deleted, false) AND ks_in_piece(cluster, namespace, $piece, $pieces)
     UNION
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
       AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
+      AND ks_in_piece(cluster, namespace, $piece, $pieces)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
@@ -314,7 +324,9 @@ ann_evidence_rows AS (
 ),
 ann_evidence AS (
     SELECT e.cluster, e.kind, e.namespace, e.name,
-           list(e.ev ORDER BY e.grp, e.ts, e.ord) AS items,
+           -- the items as JSON text joined in order: a list of structs would hold every item at several times its
+           -- size in aggregate state, which never spills
+           CAST('[' || string_agg(CAST(to_json(e.ev) AS VARCHAR), ',' ORDER BY e.grp, e.ts, e.ord) || ']' AS JSON) AS items,
            any_value(coalesce(n.n_rows, 0)) + coalesce(any_value(wa.watchers), 0) AS n_items
     FROM (SELECT * FROM ann_evidence_rows
           QUALIFY row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY grp, ts, ord) <= 50) e
@@ -344,7 +356,7 @@ ann_out AS (
                        watchers := CAST(f.watchers AS BIGINT), fanout := CAST(f.fanout AS BIGINT),
                        fanout_per_min := CAST(f.fanout_per_min AS DOUBLE), max_in_window := NULL::BIGINT,
                        evidence_items := CAST(coalesce(e.n_items, 0) AS BIGINT)) AS facts,
-           to_json(e.items) AS evidence
+           e.items AS evidence
     FROM ann_scored f
     LEFT JOIN ann_evidence e USING (cluster, kind, namespace, name)
 ),
@@ -360,6 +372,7 @@ lease_obs AS (
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
+      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),

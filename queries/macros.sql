@@ -10,6 +10,11 @@ CREATE OR REPLACE TEMP MACRO ks_time_us(t) AS strftime(t AT TIME ZONE 'UTC', '%Y
 CREATE OR REPLACE TEMP MACRO ks_time_ms(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ');
 CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ');
 
+-- a rule that runs in pieces ($piece of $pieces, see rules.Pieces) reads only the rows whose cluster and namespace
+-- hash to its piece: no finding of such a rule spans two namespaces
+CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
+    hash(coalesce(cluster, ''), coalesce(namespace, '')) % CAST(pieces AS UBIGINT) = CAST(piece AS UBIGINT);
+
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
 
@@ -86,13 +91,27 @@ points AS (
 ),
 -- at each point, the latest observation of every object of the Service (Endpoints and all its
 -- EndpointSlices): the Service's combined state, so that an address moving between slices
--- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal
-latest AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.source_file, o.seq, o.source_line, o.deleted
+-- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal. Each point
+-- meets each object of its Service once, in an ASOF join on the object's last observation (the
+-- last in the file when one point observed it twice): linear in points × objects, where joining
+-- every earlier observation grew with the square of the observations of a Service.
+obs_last AS (
+    SELECT * FROM obs
+    QUALIFY row_number() OVER (PARTITION BY cluster, stream, namespace, svc, kind, obj, pt
+                               ORDER BY seq DESC, source_line DESC) = 1
+),
+point_objs AS (
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
     FROM points p
-    JOIN obs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc AND o.pt <= p.pt
-    QUALIFY row_number() OVER (PARTITION BY p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
-                               ORDER BY o.pt DESC, o.seq DESC, o.source_line DESC) = 1
+    JOIN (SELECT DISTINCT cluster, stream, namespace, svc, kind, obj FROM obs) o
+      ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
+),
+latest AS (
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.source_file, o.seq, o.source_line, o.deleted
+    FROM point_objs p
+    ASOF JOIN obs_last o
+      ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
+     AND o.kind = p.kind AND o.obj = p.obj AND o.pt <= p.pt
 ),
 -- addresses ever seen in each stream/Service (in the window)
 universe AS (

@@ -63,6 +63,31 @@ var WindowParams = []string{"since", "until"}
 // $since is). Exactly the rules that declare a lookback use it.
 const LookbackParam = "lookback_since"
 
+// PieceParam and PiecesParam are the parameters of a rule that runs in pieces: the query is run
+// once per $piece from 0 to $pieces-1, reads only the part of its input that hashes to $piece
+// (ks_in_piece), and the findings of all pieces are the rule's findings. Exactly the rules that
+// declare pieces use them.
+const (
+	PieceParam  = "piece"
+	PiecesParam = "pieces"
+)
+
+// Pieces says how a rule's query is split: into one piece per Rows rows of Table (at least one),
+// each reading only its share of every input (hashed on keys no finding spans, e.g. cluster and
+// namespace), so that a piece's memory stays that of an input of Rows rows.
+type Pieces struct {
+	Table string `yaml:"table"`
+	Rows  int64  `yaml:"rows"`
+}
+
+// Count returns how many pieces a table of rows rows makes (at least 1).
+func (p *Pieces) Count(rows int64) int64 {
+	if p == nil || rows <= p.Rows {
+		return 1
+	}
+	return (rows + p.Rows - 1) / p.Rows
+}
+
 // LookbackDuration returns the rule's lookback (0 without one).
 func (r Rule) LookbackDuration() time.Duration {
 	d, _ := time.ParseDuration(r.Lookback) // validated by Parse
@@ -94,6 +119,9 @@ type Rule struct {
 	// window (a Go duration, e.g. 1h); the query gets the start of that as $lookback_since and
 	// reports only what happened inside the window. Empty: no lookback.
 	Lookback string `yaml:"lookback"`
+	// Pieces, when set, runs the query in pieces of its input so that its memory stays bounded
+	// however large the input grows (see Pieces).
+	Pieces *Pieces `yaml:"pieces"`
 	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
 	// facts, the rule words them.
 	Summary string  `yaml:"summary"`
@@ -269,6 +297,14 @@ func Parse(name string, data []byte) (Rule, []error) {
 			at(field("lookback"), "lookback %q: want a positive duration such as 30m or 2h", r.Lookback)
 		}
 	}
+	if r.Pieces != nil {
+		if !slices.Contains(r.Inputs, r.Pieces.Table) {
+			at(field("pieces"), "pieces: table %q is not one of the rule's inputs %v", r.Pieces.Table, r.Inputs)
+		}
+		if r.Pieces.Rows <= 0 {
+			at(field("pieces"), "pieces: rows %d: want a positive number of rows per piece", r.Pieces.Rows)
+		}
+	}
 	if len(r.References) == 0 {
 		at(field("references"), "missing references (upstream issues, PRs or docs)")
 	}
@@ -295,6 +331,8 @@ func Parse(name string, data []byte) (Rule, []error) {
 			at(nameNode, "param %q declared twice", p.Name)
 		case slices.Contains(WindowParams, p.Name) || p.Name == LookbackParam:
 			at(nameNode, "param %q is reserved for the analysis window", p.Name)
+		case p.Name == PieceParam || p.Name == PiecesParam:
+			at(nameNode, "param %q is reserved for rules that run in pieces", p.Name)
 		case !hasUnit(p.Name):
 			at(nameNode, "param %q: put its unit in its name (one of %s)", p.Name, strings.Join(UnitSuffixes, ", "))
 		}
@@ -414,6 +452,14 @@ func checkSQL(r Rule) []error {
 		declared[LookbackParam] = true
 		if !used[LookbackParam] {
 			errs = append(errs, fmt.Errorf("%s.sql: the rule declares lookback %s but the query does not use $%s", r.ID, r.Lookback, LookbackParam))
+		}
+	}
+	if r.Pieces != nil {
+		for _, p := range []string{PieceParam, PiecesParam} {
+			declared[p] = true
+			if !used[p] {
+				errs = append(errs, fmt.Errorf("%s.sql: the rule runs in pieces but the query does not use $%s", r.ID, p))
+			}
 		}
 	}
 	for name := range used {

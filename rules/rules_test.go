@@ -133,6 +133,45 @@ func TestLookback(t *testing.T) {
 	}
 }
 
+// TestPieces: a rule that runs in pieces names one of its inputs and a positive number of rows,
+// and its query uses $piece and $pieces; a rule without pieces must not.
+func TestPieces(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	write := func(yaml, sql string) {
+		os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(good+yaml), 0o644)
+		os.WriteFile(filepath.Join(dir, "mine.sql"), []byte(sql), 0o644)
+	}
+	write("pieces: {table: audit_events, rows: 1000}\n", "SELECT $window_minutes, $since, $until")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "runs in pieces but the query does not use $piece") {
+		t.Errorf("pieces without $piece: %v", err)
+	}
+	write("pieces: {table: audit_events, rows: 1000}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	rs, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows, want := range map[int64]int64{0: 1, 1000: 1, 1001: 2, 10_000_000: 10_000} {
+		if got := rs[0].Pieces.Count(rows); got != want {
+			t.Errorf("%d rows: %d pieces, want %d", rows, got, want)
+		}
+	}
+	write("pieces: {table: conntrack_entries, rows: 0}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	_, err = LoadDir(dir)
+	for _, want := range []string{`table "conntrack_entries" is not one of the rule's inputs`, "rows 0: want a positive number"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad pieces: %v, want %q", err, want)
+		}
+	}
+	write("", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "$piece is not a declared param") {
+		t.Errorf("$piece without pieces: %v", err)
+	}
+	if (*Pieces)(nil).Count(1<<40) != 1 {
+		t.Error("a rule without pieces runs in one")
+	}
+}
+
 // TestCoverageQueryParams: a coverage query may use its rule's params and the window, nothing else.
 func TestCoverageQueryParams(t *testing.T) {
 	dir := t.TempDir()
