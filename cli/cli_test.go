@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,11 @@ func TestMain(m *testing.M) {
 		writePeakRSS()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if realLab.dir != "" {
+		os.RemoveAll(realLab.dir)
+	}
+	os.Exit(code)
 }
 
 const realAuditLog = "../samples/real-lab/audit.log"
@@ -55,13 +60,46 @@ func golden(t *testing.T, name, got string) {
 	testutil.Golden(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
+// loadedDB returns a database of the test's own holding samples/real-lab/audit.log: a copy of
+// one loaded once per test binary (loading it is the slow part; a copy is as good as a fresh load
+// and a test may write to it).
 func loadedDB(t *testing.T) string {
 	t.Helper()
+	realLab.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kubesift-cli-test-")
+		if err != nil {
+			realLab.err = err
+			return
+		}
+		realLab.dir = dir
+		realLab.path = filepath.Join(dir, "k.duckdb")
+		if r := runCLI(t, "ingest", "--db", realLab.path, realAuditLog); r.code != ExitOK {
+			realLab.err = fmt.Errorf("ingest %s: %+v", realAuditLog, r)
+		}
+	})
+	if realLab.err != nil {
+		t.Fatal(realLab.err)
+	}
+	b, err := os.ReadFile(realLab.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(realLab.path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(t.TempDir(), "k.duckdb")
-	if r := runCLI(t, "ingest", "--db", db, realAuditLog); r.code != ExitOK {
-		t.Fatalf("ingest: %+v", r)
+	if err := os.WriteFile(db, b, st.Mode().Perm()); err != nil {
+		t.Fatal(err)
 	}
 	return db
+}
+
+// realLab is the database loadedDB copies, removed when the tests end (TestMain).
+var realLab struct {
+	once      sync.Once
+	dir, path string
+	err       error
 }
 
 func TestQueryGolden(t *testing.T) {

@@ -150,6 +150,16 @@ func writeRulesDoc(w io.Writer, rs []rules.Rule) error {
 				fmt.Fprintf(&b, "| `%s` | %v | %s |\n", p.Name, p.Default, cell(p.Description))
 			}
 		}
+		if len(r.DuckDBOnly) > 0 {
+			b.WriteString("\n### DuckDB-only SQL\n\nWhat its queries (with the macros they call) use that standard SQL and Trino lack, to port before running it elsewhere (`duckdb_only`): ")
+			for i, name := range r.DuckDBOnly {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "`%s`", name)
+			}
+			b.WriteString(".\n")
+		}
 		if len(r.References) > 0 {
 			b.WriteString("\n### References\n\n")
 			for _, ref := range r.References {

@@ -154,6 +154,9 @@ func showRule(w io.Writer, r rules.Rule, tests *rules.TestFile) {
 			fmt.Fprintf(w, "  %-13s  %s\n", kind, c.Name)
 		}
 	}
+	if len(r.DuckDBOnly) > 0 {
+		fmt.Fprintf(w, "\nDuckDB-only SQL (port it to run the rule elsewhere): %s\n", strings.Join(r.DuckDBOnly, ", "))
+	}
 	fmt.Fprintln(w, "\nReferences:")
 	for _, ref := range r.References {
 		fmt.Fprintln(w, "  "+ref)

@@ -128,6 +128,12 @@ type Rule struct {
 	Charts  []Chart `yaml:"charts"`
 	// Needs is the evidence the rule needs besides rows in its inputs (see Need).
 	Needs []Need `yaml:"needs"`
+	// DuckDBOnly lists the SQL of the rule's queries (its own, its charts', its coverage checks' and
+	// the macros of queries/macros.sql they call) that is DuckDB's rather than standard SQL or
+	// Trino's: function names (arg_max, list_sort) and constructs (->>, ::, QUALIFY, CREATE MACRO),
+	// so that whoever runs the rule on another engine knows what to port. For built-in rules a test
+	// keeps it exact; a user rule may omit it.
+	DuckDBOnly []string `yaml:"duckdb_only"`
 
 	SQL    string `yaml:"-"` // the query
 	Source string `yaml:"-"` // where the rule came from: builtin or a directory
@@ -356,6 +362,14 @@ func Parse(name string, data []byte) (Rule, []error) {
 		charts := valueOf(root, "charts")
 		for _, p := range problems {
 			at(charts, "%s", p)
+		}
+	}
+	for i, name := range r.DuckDBOnly {
+		switch {
+		case strings.TrimSpace(name) == "":
+			at(item(field("duckdb_only"), i), "duckdb_only[%d]: empty", i)
+		case slices.Index(r.DuckDBOnly, name) < i:
+			at(item(field("duckdb_only"), i), "duckdb_only: %q listed twice", name)
 		}
 	}
 	if problems := checkNeeds(r.Needs); len(problems) > 0 {

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kubesift/kubesift/analyze"
@@ -15,15 +16,25 @@ var timelines = []struct{ golden, resource, ns, name string }{
 	{"timeline-configmap", "configmaps", "kube-system", "kube-apiserver-legacy-service-account-token-tracking"},
 }
 
+// timelineDocs caches timelineDoc: the goldens and the browser test share them.
+var timelineDocs sync.Map
+
+// timelineDoc loads samples/flapping and builds the timeline page of one object.
 func timelineDoc(t testing.TB, resource, ns, name string) *TimelineDocument {
 	t.Helper()
+	key := resource + "/" + ns + "/" + name
+	if doc, ok := timelineDocs.Load(key); ok {
+		return doc.(*TimelineDocument)
+	}
 	db := scenarioDB(t, "flapping")
 	defer db.Close()
 	tl, err := analyze.RunTimeline(context.Background(), db, resource, "", ns, name, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return BuildTimeline(tl)
+	doc := BuildTimeline(tl)
+	timelineDocs.Store(key, doc)
+	return doc
 }
 
 // TestTimelineGoldens compares the timeline pages' data (not their bytes) with
