@@ -1,8 +1,10 @@
 package htmlreport
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,9 +53,10 @@ const measureJS = `(() => {
 // TestReportsInChromium opens the report of every scenario in headless Chromium with JavaScript
 // on (at 1280 and 1920 px) and off (1280 px): no console errors, no network request but the page itself,
 // every finding's charts drawn (SVG with marks), no horizontal scrolling, and with JavaScript the
-// overview sorts. With KUBESIFT_SCREENSHOTS=DIR it saves a screenshot of each page at 1280 px
-// and, with JavaScript, of each finding in DIR (docs/img has one per rule); without, it takes
-// none (nobody would see them, and encoding them was most of the browser's time).
+// overview sorts. It takes a PNG screenshot of each page at 1280 px and checks its size; with
+// KUBESIFT_SCREENSHOTS=DIR it keeps them, and with JavaScript one of each finding too, in DIR
+// (docs/img has one per rule). Without DIR the per-finding shots are skipped: nobody would see
+// them, and encoding them was most of the browser's time.
 func TestReportsInChromium(t *testing.T) {
 	exe := chromium(t)
 	shots := os.Getenv("KUBESIFT_SCREENSHOTS")
@@ -210,13 +213,19 @@ func checkPage(t *testing.T, browser context.Context, url string, doc *Document,
 	if got.Overflow > 0 || got.Overview > 0 {
 		t.Errorf("at %d px the page scrolls sideways: page %.0f px, overview %.0f px too wide", width, got.Overflow, got.Overview)
 	}
-	if width == 1280 && shot != "" {
-		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	if width == 1280 {
+		// The page as a PNG, whether or not it is kept: the picture an SRE pastes into a review.
+		shotPNG, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(shot+".png", png, 0o644); err != nil {
-			t.Fatal(err)
+		if cfg, err := png.DecodeConfig(bytes.NewReader(shotPNG)); err != nil || cfg.Width != int(width) || cfg.Height < 200 {
+			t.Errorf("the page's screenshot is not a %d px wide PNG of the page: %+v, %v", width, cfg, err)
+		}
+		if shot != "" {
+			if err := os.WriteFile(shot+".png", shotPNG, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if js && width == 1280 && len(doc.Findings) > 0 {
