@@ -317,13 +317,22 @@ func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options
 	pieces := r.Pieces.Count(rows)
 	var out []Finding
 	for piece := range pieces {
-		found, err := runPiece(ctx, conn, r, append(slices.Clip(args), sql.Named(rules.PieceParam, piece), sql.Named(rules.PiecesParam, pieces)), tmpl, params)
+		found, err := runPiece(ctx, conn, r, pieceArgs(r, args, piece, pieces), tmpl, params)
 		if err != nil {
 			return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
 		}
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// pieceArgs adds to args the parameters that select piece (from 0) of pieces, for a rule that
+// runs in pieces; the args of any other rule are returned as they are.
+func pieceArgs(r rules.Rule, args []any, piece, pieces int64) []any {
+	if r.Pieces == nil {
+		return args
+	}
+	return append(slices.Clip(args), sql.Named(rules.PieceParam, piece), sql.Named(rules.PiecesParam, pieces))
 }
 
 // runPiece runs r's query once with args and reads its findings.

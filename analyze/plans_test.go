@@ -122,7 +122,7 @@ func TestRulePlans(t *testing.T) {
 	until := last.UTC().Truncate(time.Second)
 	for _, r := range builtin(t) {
 		t.Run(r.ID, func(t *testing.T) {
-			plan := explain(t, conn, r.SQL, Args(r, Options{Since: &since, Until: &until}))
+			plan := explain(t, conn, r.SQL, pieceArgs(r, Args(r, Options{Since: &since, Until: &until}), 0, 1))
 			windowed := map[string]bool{}
 			read := map[string]bool{}
 			plan.walk(func(n planNode) {
