@@ -191,7 +191,7 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 		peak.reset()
 	}
 	started := time.Now()
-	findings, err := runRule(ctx, sandbox, r, opt)
+	findings, err := runRule(ctx, schema, sandbox, r, opt)
 	out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
 	if err != nil {
 		out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
@@ -297,7 +297,7 @@ type summaryData struct {
 	Params map[string]any
 }
 
-func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options) ([]Finding, error) {
+func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options) ([]Finding, error) {
 	tmpl, err := rules.SummaryTemplate(r.Summary)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -310,9 +310,9 @@ func runRule(ctx context.Context, conn *store.Sandbox, r rules.Rule, opt Options
 	if r.Pieces == nil {
 		return runPiece(ctx, conn, r, args, tmpl, params)
 	}
-	var rows int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+r.Pieces.Table).Scan(&rows); err != nil {
-		return nil, fmt.Errorf("counting %s to split the query into pieces: %w", r.Pieces.Table, err)
+	rows, err := schema.RowCount(ctx, conn, r.Pieces.Table)
+	if err != nil {
+		return nil, fmt.Errorf("splitting the query into pieces: %w", err)
 	}
 	pieces := r.Pieces.Count(rows)
 	var out []Finding

@@ -174,7 +174,7 @@ func CheckQueries(ctx context.Context, schema store.Schema, rs []rules.Rule) err
 	defer conn.Close()
 	var errs []error
 	for _, r := range rs {
-		if _, err := runRule(ctx, conn, r, Options{}); err != nil {
+		if _, err := runRule(ctx, schema, conn, r, Options{}); err != nil {
 			errs = append(errs, fmt.Errorf("%s.sql: %w", r.ID, err))
 		}
 		if _, err := gaps(ctx, conn, r, Options{}); err != nil {

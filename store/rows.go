@@ -23,13 +23,25 @@ type TableRows struct {
 func (s Schema) CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error) {
 	out := make([]TableRows, 0, len(s))
 	for _, t := range s {
-		var n int64
-		if err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n); err != nil {
-			return nil, fmt.Errorf("counting %s: %w", t.Name, err)
+		n, err := s.RowCount(ctx, q, t.Name)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, TableRows{t.Name, n})
 	}
 	return out, nil
+}
+
+// RowCount returns the number of rows of the table of s named table.
+func (s Schema) RowCount(ctx context.Context, q RowQuerier, table string) (int64, error) {
+	if _, ok := s.Lookup(table); !ok {
+		return 0, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
+	}
+	var n int64
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting %s: %w", table, err)
+	}
+	return n, nil
 }
 
 // HasRows reports whether the table of s named table holds a row.
