@@ -17,30 +17,20 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
-// Finding is one row of a rule's query: the contract columns.
+// Finding is one row of a rule's query: the contract columns. Its evidence, the bulk of it,
+// is kept apart (see Evidence).
 type Finding struct {
-	Rule      string          `json:"rule"`
-	Severity  rules.Severity  `json:"severity"`
-	Cluster   string          `json:"cluster"` // "" when the evidence does not say
-	Namespace string          `json:"namespace"`
-	Name      string          `json:"name"`
-	Subject   string          `json:"subject"`
-	FirstSeen time.Time       `json:"first_seen"`
-	LastSeen  time.Time       `json:"last_seen"`
-	Count     int64           `json:"count"`
-	Summary   string          `json:"summary"` // the rule's summary template rendered with Facts
-	Evidence  json.RawMessage `json:"evidence"`
-	// Facts are the typed values the query returned for the summary (its facts column).
-	Facts map[string]any `json:"-"`
-}
-
-// EvidenceCount returns the number of items in the evidence list.
-func (f Finding) EvidenceCount() int {
-	var items []json.RawMessage
-	if json.Unmarshal(f.Evidence, &items) != nil {
-		return 0
-	}
-	return len(items)
+	Rule      string         `json:"rule"`
+	Severity  rules.Severity `json:"severity"`
+	Cluster   string         `json:"cluster"` // "" when the evidence does not say
+	Namespace string         `json:"namespace"`
+	Name      string         `json:"name"`
+	Subject   string         `json:"subject"`
+	FirstSeen time.Time      `json:"first_seen"`
+	LastSeen  time.Time      `json:"last_seen"`
+	Count     int64          `json:"count"`
+	Summary   string         `json:"summary"` // the rule's summary template rendered with the facts
+	evidence  evidence
 }
 
 // Outcome is what one rule did.
@@ -78,6 +68,7 @@ type Report struct {
 	// HTMLReport is where the same run wrote the HTML report, relative to this report's file (set by
 	// the caller); the xlsx and markdown reports link to it. "" when none.
 	HTMLReport string
+	spills     []*evidenceSpill // where the findings' evidence is (Close frees them)
 }
 
 // Input is one table the analysis saw, with its row count.
@@ -115,22 +106,27 @@ type Options struct {
 // Run evaluates rs over db. A rule whose input tables are all empty is not evaluated. A rule
 // whose query fails or breaks the column contract is reported with its error (Outcome.Err) and
 // the other rules still run; Run itself fails only when the database cannot be read at all.
+// The findings' evidence is kept in a temporary file (see Finding.Evidence) until the report is
+// closed (Report.Close).
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
 	sandbox, err := openSandbox(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	defer sandbox.Close()
-	rep := &Report{Since: opt.Since, Until: opt.Until}
+	spill := &evidenceSpill{}
+	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
 	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
+		rep.Close()
 		return nil, err
 	}
 	clusterNames, perTable, err := evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs)
 	if err != nil {
+		rep.Close()
 		return nil, err
 	}
 	for _, r := range rs {
-		out, findings := evaluate(ctx, db.Schema, sandbox, r, opt)
+		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
 		if out.Err == nil {
 			gs, err := gaps(ctx, sandbox, r, opt)
 			if err != nil {
@@ -174,7 +170,7 @@ func NotEvaluated(rs []rules.Rule, reason string) *Report {
 }
 
 // evaluate runs one rule: not evaluated when its input tables are all empty.
-func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, r rules.Rule, opt Options) (Outcome, []Finding) {
+func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) (Outcome, []Finding) {
 	out := Outcome{Rule: r}
 	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs)
 	if err != nil {
@@ -191,7 +187,7 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 		peak.reset()
 	}
 	started := time.Now()
-	findings, err := runRule(ctx, schema, sandbox, r, opt)
+	findings, err := runRule(ctx, schema, sandbox, spill, r, opt)
 	out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
 	if err != nil {
 		out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
@@ -294,10 +290,12 @@ func Args(r rules.Rule, opt Options) []any {
 // summaryData is what a rule's summary template sees.
 type summaryData struct {
 	Finding
+	Facts  map[string]any // the typed values the query returned for the summary (its facts column)
 	Params map[string]any
 }
 
-func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options) ([]Finding, error) {
+// runRule runs r and returns its findings, their evidence kept in spill.
+func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) ([]Finding, error) {
 	tmpl, err := rules.SummaryTemplate(r.Summary)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -308,7 +306,7 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, r ru
 		params[a.(sql.NamedArg).Name] = a.(sql.NamedArg).Value
 	}
 	if r.Pieces == nil {
-		return runPiece(ctx, conn, r, args, tmpl, params)
+		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
 	rows, err := schema.RowCount(ctx, conn, r.Pieces.Table)
 	if err != nil {
@@ -317,7 +315,7 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, r ru
 	pieces := r.Pieces.Count(rows)
 	var out []Finding
 	for piece := range pieces {
-		found, err := runPiece(ctx, conn, r, pieceArgs(r, args, piece, pieces), tmpl, params)
+		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
 		if err != nil {
 			return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
 		}
@@ -335,8 +333,8 @@ func pieceArgs(r rules.Rule, args []any, piece, pieces int64) []any {
 	return append(slices.Clip(args), sql.Named(rules.PieceParam, piece), sql.Named(rules.PiecesParam, pieces))
 }
 
-// runPiece runs r's query once with args and reads its findings.
-func runPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) ([]Finding, error) {
+// runPiece runs r's query once with args and reads its findings, keeping their evidence in spill.
+func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) ([]Finding, error) {
 	rows, err := conn.QueryContext(ctx, r.SQL, args...)
 	if err != nil {
 		return nil, err
@@ -376,20 +374,24 @@ func runPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any
 		default:
 			return nil, fmt.Errorf("count is %T, want an integer", count)
 		}
+		factValues := map[string]any{}
 		switch v := facts.(type) {
 		case nil:
-			f.Facts = map[string]any{}
 		case map[string]any:
-			f.Facts = v
+			factValues = v
 		default:
 			return nil, fmt.Errorf("facts is %T, want a struct", facts)
 		}
 		var summary strings.Builder
-		if err := tmpl.Execute(&summary, summaryData{f, params}); err != nil {
+		if err := tmpl.Execute(&summary, summaryData{f, factValues, params}); err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", object(f), err)
 		}
 		f.Summary = summary.String()
-		if f.Evidence, err = evidenceJSON(evidence); err != nil {
+		raw, err := evidenceJSON(evidence)
+		if err != nil {
+			return nil, err
+		}
+		if f.evidence, err = spill.add(raw); err != nil {
 			return nil, err
 		}
 		out = append(out, f)

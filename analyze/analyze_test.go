@@ -108,8 +108,10 @@ func TestRulesOnEmptyTables(t *testing.T) {
 	}
 	defer conn.Close()
 	rs := builtin(t)
+	spill := &evidenceSpill{}
+	defer spill.Close()
 	for _, r := range rs {
-		findings, err := runRule(context.Background(), db.Schema, conn, r, Options{})
+		findings, err := runRule(context.Background(), db.Schema, conn, spill, r, Options{})
 		if err != nil {
 			t.Errorf("%s on empty tables: %v", r.ID, err)
 		} else if len(findings) != 0 {
@@ -183,6 +185,59 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 	WriteContext(context.Background(), &js, rep, "json")
 	if !strings.Contains(table.String(), "failed: rule b-broken (test): ") || !strings.Contains(js.String(), `"error": "rule b-broken (test): `) {
 		t.Errorf("the failure is not shown:\n%s\n%s", table.String(), js.String())
+	}
+}
+
+// TestEvidenceFileLeavesNothingBehind: the findings' evidence goes to a file in $TMPDIR that is
+// unlinked at once (nothing is left there whatever happens to the process), is read back by the
+// writers while the report is open, and cannot be read once it is closed.
+func TestEvidenceFileLeavesNothingBehind(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad'), ('b.log', 7, 'worse')"); err != nil {
+		t.Fatal(err)
+	}
+	r := rules.Rule{ID: "r", Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "{{.Facts.reason}}",
+		SQL: "SELECT 'r' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, source_file AS name, '' AS subject, " +
+			"TIMESTAMPTZ '2026-11-21 05:00:00+00' AS first_seen, TIMESTAMPTZ '2026-11-21 05:00:00+00' AS last_seen, CAST(line AS BIGINT) AS count, " +
+			"struct_pack(reason := reason) AS facts, to_json([{'line': line, 'reason': reason}]) AS evidence FROM ingest_errors " +
+			"WHERE $since IS NULL AND $until IS NULL"}
+	rep, err := Run(context.Background(), db, []rules.Rule{r}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kubesift-evidence-*")); len(left) > 0 {
+		t.Errorf("evidence files in $TMPDIR while the report is open: %v", left)
+	}
+	if len(rep.Findings) != 2 {
+		t.Fatalf("%d findings, want 2", len(rep.Findings))
+	}
+	for i, want := range []string{`[{"line":3,"reason":"bad"}]`, `[{"line":7,"reason":"worse"}]`} {
+		got, err := rep.Findings[i].Evidence()
+		if err != nil || string(got) != want || rep.Findings[i].EvidenceCount() != 1 {
+			t.Errorf("finding %d: evidence %s (%d items), %v; want %s", i+1, got, rep.Findings[i].EvidenceCount(), err, want)
+		}
+	}
+	var ndjson bytes.Buffer
+	if err := WriteContext(context.Background(), &ndjson, rep, "ndjson"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ndjson.String(), `"evidence":[{"line":7,"reason":"worse"}]}`) {
+		t.Errorf("ndjson lacks the second finding's evidence:\n%s", ndjson.String())
+	}
+	if err := rep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rep.Findings[0].Evidence(); err == nil {
+		t.Error("evidence read after the report was closed")
+	}
+	if err := WriteContext(context.Background(), &ndjson, rep, "json"); err == nil {
+		t.Error("a closed report was written without its evidence")
 	}
 }
 

@@ -14,38 +14,67 @@ import (
 // rows[i][j] holds the rows of chart j of finding i as a JSON list of objects, nil for a chart
 // drawn from the evidence.
 func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMessage, error) {
+	charts := NewCharts(ctx, db, rep)
+	defer charts.Close()
+	out := make([][]json.RawMessage, len(rep.Findings))
+	for i, f := range rep.Findings {
+		var err error
+		if out[i], err = charts.Rows(f); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Charts runs the chart queries of a report's findings one finding at a time (Rows), for a
+// report written a finding at a time; Close it when done.
+type Charts struct {
+	ctx  context.Context
+	db   *store.DB
+	rep  *Report
+	byID map[string]rules.Rule
+	conn *store.Sandbox // opened by the first chart query
+}
+
+// NewCharts prepares the chart queries of rep's findings over db.
+func NewCharts(ctx context.Context, db *store.DB, rep *Report) *Charts {
 	byID := map[string]rules.Rule{}
 	for _, o := range rep.Outcomes {
 		byID[o.Rule.ID] = o.Rule
 	}
-	var conn *store.Sandbox
-	defer func() {
-		if conn != nil {
-			conn.Close()
+	return &Charts{ctx: ctx, db: db, rep: rep, byID: byID}
+}
+
+// Rows returns the rows of each chart of f's rule (see ChartRows): nil for a chart drawn from
+// the evidence.
+func (c *Charts) Rows(f Finding) ([]json.RawMessage, error) {
+	charts := c.byID[f.Rule].Charts
+	out := make([]json.RawMessage, len(charts))
+	for j, chart := range charts {
+		if chart.SQL == "" {
+			continue
 		}
-	}()
-	out := make([][]json.RawMessage, len(rep.Findings))
-	for i, f := range rep.Findings {
-		charts := byID[f.Rule].Charts
-		out[i] = make([]json.RawMessage, len(charts))
-		for j, c := range charts {
-			if c.SQL == "" {
-				continue
+		if c.conn == nil {
+			var err error
+			if c.conn, err = openSandbox(c.ctx, c.db); err != nil {
+				return nil, err
 			}
-			if conn == nil {
-				var err error
-				if conn, err = openSandbox(ctx, db); err != nil {
-					return nil, err
-				}
-			}
-			rows, err := chartQuery(ctx, conn, c.SQL, f, rep)
-			if err != nil {
-				return nil, fmt.Errorf("rule %s chart query charts/%s.sql: %w", f.Rule, c.Query, err)
-			}
-			out[i][j] = rows
 		}
+		rows, err := chartQuery(c.ctx, c.conn, chart.SQL, f, c.rep)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s chart query charts/%s.sql: %w", f.Rule, chart.Query, err)
+		}
+		out[j] = rows
 	}
 	return out, nil
+}
+
+// Close closes the connection of the chart queries.
+func (c *Charts) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
 }
 
 func chartQuery(ctx context.Context, conn *store.Sandbox, query string, f Finding, rep *Report) (json.RawMessage, error) {

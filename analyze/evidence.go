@@ -85,14 +85,17 @@ func evidenceValue(raw json.RawMessage) any {
 
 // evidenceTable flattens the evidence of findings into rows: the finding's number in the
 // report and identity (lead columns), then the union of the evidence keys in order of first
-// appearance. A finding without evidence still gets one row.
-func evidenceTable(name string, findings []Finding, numbers []int, lead bool) *tabular.Table {
+// appearance. A finding without evidence still gets one row. It reads the evidence twice, one
+// finding at a time: for the keys now, for the rows as they are written (Table.Scan).
+func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*tabular.Table, error) {
 	t := &tabular.Table{Name: name}
 	var keys []string
-	perFinding := make([][]evidenceItem, len(findings))
-	for i, f := range findings {
-		perFinding[i] = evidenceItems(f.Evidence)
-		for _, it := range perFinding[i] {
+	for _, f := range findings {
+		items, err := f.evidenceItems()
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
 			for _, k := range it.keys {
 				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
@@ -113,26 +116,43 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) *t
 		}
 		t.Columns = append(t.Columns, tabular.Column{Name: name})
 	}
-	for i, f := range findings {
-		items := perFinding[i]
-		if len(items) == 0 {
-			items = []evidenceItem{{}}
-		}
-		for _, it := range items {
-			var row []any
-			if lead {
-				row = append(row, numbers[i], string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject)
+	t.Scan = func(yield func(row []any) error) error {
+		for i, f := range findings {
+			items, err := f.evidenceItems()
+			if err != nil {
+				return err
 			}
-			for _, k := range keys {
-				row = append(row, it.values[k])
+			if len(items) == 0 {
+				items = []evidenceItem{{}}
 			}
-			t.Rows = append(t.Rows, row)
+			for _, it := range items {
+				var row []any
+				if lead {
+					row = append(row, numbers[i], string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject)
+				}
+				for _, k := range keys {
+					row = append(row, it.values[k])
+				}
+				if err := yield(row); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
 	}
-	return t
+	return t, nil
+}
+
+// evidenceItems reads f's evidence back and decodes it (see evidenceItems).
+func (f Finding) evidenceItems() ([]evidenceItem, error) {
+	raw, err := f.Evidence()
+	if err != nil {
+		return nil, err
+	}
+	return evidenceItems(raw), nil
 }
 
 // EvidenceTable is one finding's evidence as a table: a row per item, a column per key.
-func EvidenceTable(f Finding) *tabular.Table {
+func EvidenceTable(f Finding) (*tabular.Table, error) {
 	return evidenceTable("evidence", []Finding{f}, nil, false)
 }

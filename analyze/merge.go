@@ -5,7 +5,8 @@ import "errors"
 // Merge combines the reports of the same rules run separately over parts of the evidence (each
 // cluster of a dataset, see store.OpenDataset) into one report: the findings of all, the row
 // counts added up, and per rule evaluated if it was anywhere, its findings added up and its
-// failures joined. Suppressions are applied to the merged report, not before.
+// failures joined. Suppressions are applied to the merged report, not before. Closing the merged
+// report closes the reports merged.
 func Merge(reps []*Report) *Report {
 	if len(reps) == 1 {
 		return reps[0]
@@ -31,6 +32,7 @@ func Merge(reps []*Report) *Report {
 			}
 		}
 		out.Findings = append(out.Findings, rep.Findings...)
+		out.spills = append(out.spills, rep.spills...)
 		for _, in := range rep.Inputs {
 			if _, seen := rows[in.Table]; !seen {
 				order = append(order, in.Table)

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,13 +28,14 @@ func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) 
 	case "json":
 		return writeJSON(w, rep)
 	case "ndjson":
-		enc := json.NewEncoder(w)
+		bw := bufio.NewWriter(w)
+		enc := json.NewEncoder(bw)
 		for _, f := range rep.Findings {
 			if err := enc.Encode(f); err != nil {
 				return err
 			}
 		}
-		return nil
+		return bw.Flush()
 	case "csv":
 		return tabular.CSV(w, FindingsTable(rep.Findings))
 	case "parquet":
@@ -178,51 +180,78 @@ type jsonRule struct {
 	Coverage []Coverage `json:"coverage,omitempty"`
 }
 
+// writeJSON writes the report as one indented JSON document, a finding at a time (each finding's
+// evidence is read back only while it is written): the same bytes as encoding the whole
+// document with json.Encoder and SetIndent("", "  ").
 func writeJSON(w io.Writer, rep *Report) error {
-	doc := struct {
-		Since      *string      `json:"since"`
-		Until      *string      `json:"until"`
-		Findings   []Finding    `json:"findings"`
+	bw := bufio.NewWriter(w)
+	window := func(t *time.Time) string {
+		if t == nil {
+			return "null"
+		}
+		b, _ := json.Marshal(rfc3339(*t))
+		return string(b)
+	}
+	fmt.Fprintf(bw, "{\n  \"since\": %s,\n  \"until\": %s,\n  \"findings\": [", window(rep.Since), window(rep.Until))
+	for i, f := range rep.Findings {
+		b, err := json.MarshalIndent(f, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err)
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    ")
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	if len(rep.Findings) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n")
+	rest := struct {
 		Suppressed []Suppressed `json:"suppressed,omitempty"`
 		Warnings   []string     `json:"warnings,omitempty"`
 		Rules      []jsonRule   `json:"rules"`
-	}{Findings: rep.Findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
-	if doc.Findings == nil {
-		doc.Findings = []Finding{}
-	}
-	if rep.Since != nil {
-		s := rfc3339(*rep.Since)
-		doc.Since = &s
-	}
-	if rep.Until != nil {
-		s := rfc3339(*rep.Until)
-		doc.Until = &s
-	}
+	}{Suppressed: rep.Suppressed, Warnings: rep.Warnings}
 	for _, o := range rep.Outcomes {
 		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings,
 			Coverage: o.Coverage}
 		if o.Err != nil {
 			jr.Reason, jr.Error = "", o.Err.Error()
 		}
-		doc.Rules = append(doc.Rules, jr)
+		rest.Rules = append(rest.Rules, jr)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	b, err := json.MarshalIndent(rest, "", "  ")
+	if err != nil {
+		return err
+	}
+	bw.Write(b[len("{\n"):]) // its fields continue the document's
+	bw.WriteString("\n")
+	return bw.Flush()
 }
 
 // FindingsTable is the findings as rows of the contract columns, evidence as JSON: the CSV and
-// Parquet reports.
+// Parquet reports. The rows are streamed (Table.Scan), each finding's evidence read back as its
+// row is written.
 func FindingsTable(findings []Finding) *tabular.Table {
-	t := &tabular.Table{Name: "findings", Columns: []tabular.Column{
+	return &tabular.Table{Name: "findings", Columns: []tabular.Column{
 		{Name: "rule", Type: "VARCHAR"}, {Name: "severity", Type: "VARCHAR"}, {Name: "cluster", Type: "VARCHAR"}, {Name: "namespace", Type: "VARCHAR"},
 		{Name: "name", Type: "VARCHAR"}, {Name: "subject", Type: "VARCHAR"}, {Name: "first_seen", Type: "TIMESTAMPTZ"},
 		{Name: "last_seen", Type: "TIMESTAMPTZ"}, {Name: "count", Type: "BIGINT"}, {Name: "summary", Type: "VARCHAR"},
 		{Name: "evidence", Type: "JSON"},
+	}, Scan: func(yield func(row []any) error) error {
+		for _, f := range findings {
+			evidence, err := f.Evidence()
+			if err != nil {
+				return err
+			}
+			if err := yield([]any{f.Rule, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
+				f.Count, f.Summary, evidence}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}}
-	for _, f := range findings {
-		t.Rows = append(t.Rows, []any{f.Rule, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
-			f.Count, f.Summary, f.Evidence})
-	}
-	return t
 }

@@ -93,7 +93,10 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 				p("- %s\n", ref)
 			}
 		}
-		ev := EvidenceTable(f)
+		ev, err := EvidenceTable(f)
+		if err != nil {
+			return err
+		}
 		p("\n### Evidence (%d items)\n\n", f.EvidenceCount())
 		if len(ev.Columns) > 0 {
 			if err := tabular.Markdown(bw, ev, MarkdownEvidenceRows); err != nil {

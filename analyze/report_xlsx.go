@@ -106,7 +106,10 @@ func writeXLSX(w io.Writer, rep *Report) error {
 		if names[id] == "" {
 			continue
 		}
-		t := evidenceTable(id, findings[id], numbers[id], true)
+		t, err := evidenceTable(id, findings[id], numbers[id], true)
+		if err != nil {
+			return err
+		}
 		if _, err := wb.AddSheet(tabular.Sheet{Name: names[id], Table: t, Reserved: true}); err != nil {
 			return err
 		}

@@ -77,6 +77,7 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 	if err != nil {
 		return err
 	}
+	defer rep.Close()
 	if failed := rep.Failed(); len(failed) > 0 {
 		return failed[0].Err
 	}
@@ -86,12 +87,19 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 // compareFindings pairs every expected match with a distinct finding and reports the matches
 // without a finding and the findings without a match.
 func compareFindings(expect []rules.Match, findings []Finding) error {
+	matched := make([]rules.Finding, len(findings))
+	for i, f := range findings {
+		var err error
+		if matched[i], err = MatchFinding(f); err != nil {
+			return err
+		}
+	}
 	used := make([]bool, len(findings))
 	var problems []string
 	for _, m := range expect {
 		found := false
-		for i, f := range findings {
-			if !used[i] && m.Matches(MatchFinding(f)) {
+		for i := range findings {
+			if !used[i] && m.Matches(matched[i]) {
 				used[i], found = true, true
 				break
 			}
@@ -102,7 +110,11 @@ func compareFindings(expect []rules.Match, findings []Finding) error {
 	}
 	for i, f := range findings {
 		if !used[i] {
-			problems = append(problems, fmt.Sprintf("unexpected: %s %s %s count=%d subject=%q summary=%q evidence=%s", f.Rule, f.Severity, object(f), f.Count, f.Subject, f.Summary, f.Evidence))
+			evidence, err := f.Evidence()
+			if err != nil {
+				return err
+			}
+			problems = append(problems, fmt.Sprintf("unexpected: %s %s %s count=%d subject=%q summary=%q evidence=%s", f.Rule, f.Severity, object(f), f.Count, f.Subject, f.Summary, evidence))
 		}
 	}
 	if len(problems) > 0 {
@@ -112,12 +124,16 @@ func compareFindings(expect []rules.Match, findings []Finding) error {
 }
 
 // MatchFinding is f as rules.Match sees it.
-func MatchFinding(f Finding) rules.Finding {
-	var items []json.RawMessage
-	if json.Unmarshal(f.Evidence, &items) != nil {
-		items = []json.RawMessage{f.Evidence}
+func MatchFinding(f Finding) (rules.Finding, error) {
+	evidence, err := f.Evidence()
+	if err != nil {
+		return rules.Finding{}, err
 	}
-	return rules.Finding{Rule: f.Rule, Cluster: f.Cluster, Object: object(f), Subject: f.Subject, Summary: f.Summary, Severity: f.Severity, Count: f.Count, Evidence: items}
+	var items []json.RawMessage
+	if json.Unmarshal(evidence, &items) != nil {
+		items = []json.RawMessage{evidence}
+	}
+	return rules.Finding{Rule: f.Rule, Cluster: f.Cluster, Object: object(f), Subject: f.Subject, Summary: f.Summary, Severity: f.Severity, Count: f.Count, Evidence: items}, nil
 }
 
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go
@@ -172,9 +188,11 @@ func CheckQueries(ctx context.Context, schema store.Schema, rs []rules.Rule) err
 		return err
 	}
 	defer conn.Close()
+	spill := &evidenceSpill{}
+	defer spill.Close()
 	var errs []error
 	for _, r := range rs {
-		if _, err := runRule(ctx, schema, conn, r, Options{}); err != nil {
+		if _, err := runRule(ctx, schema, conn, spill, r, Options{}); err != nil {
 			errs = append(errs, fmt.Errorf("%s.sql: %w", r.ID, err))
 		}
 		if _, err := gaps(ctx, conn, r, Options{}); err != nil {

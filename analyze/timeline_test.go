@@ -40,7 +40,11 @@ func TestTimelineReadsFlappingsObservations(t *testing.T) {
 			Line            int
 		}
 	}
-	if err := json.Unmarshal(rep.Findings[i].Evidence, &addresses); err != nil {
+	evidence, err := rep.Findings[i].Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(evidence, &addresses); err != nil {
 		t.Fatal(err)
 	}
 	if len(addresses) != 3 {

@@ -330,6 +330,9 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	rep, err := f.analyzeAndReport(ctx, e.stdout, db, nil)
+	if rep != nil {
+		defer rep.Close()
+	}
 	if f.profile && rep != nil {
 		if perr := rep.WriteProfile(e.stderr); perr != nil {
 			return errors.Join(err, perr)
@@ -359,6 +362,11 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	}
 	from, to := readDays(a)
 	var reps []*analyze.Report
+	defer func() {
+		for _, rep := range reps {
+			rep.Close()
+		}
+	}()
 	var last *store.DB
 	for _, cl := range clusters {
 		if last != nil {
@@ -426,6 +434,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 	if err != nil {
 		return fmt.Errorf("cluster %q, %s: %w", p.Cluster, p.Date, err)
 	}
+	defer rep.Close()
 	reportErr := f.report(ctx, e.stdout, db, a, rep)
 	if findingsDir != "" {
 		path := filepath.Join(findingsDir, "cluster="+url.PathEscape(p.Cluster), "date="+p.Date, "findings.parquet")
@@ -448,8 +457,9 @@ func partitionFindings(rep *analyze.Report) *tabular.Table {
 	t := analyze.FindingsTable(rep.Findings)
 	i := slices.IndexFunc(t.Columns, func(c tabular.Column) bool { return c.Name == "cluster" })
 	t.Columns = slices.Delete(t.Columns, i, i+1)
-	for r, row := range t.Rows {
-		t.Rows[r] = slices.Delete(row, i, i+1)
+	scan := t.Scan
+	t.Scan = func(yield func(row []any) error) error {
+		return scan(func(row []any) error { return yield(slices.Delete(row, i, i+1)) })
 	}
 	return t
 }

@@ -97,7 +97,10 @@ func TestScenarioExpectations(t *testing.T) {
 				}
 				found := make([]rules.Finding, len(rep.Findings))
 				for i, f := range rep.Findings {
-					found[i] = analyze.MatchFinding(f)
+					var err error
+					if found[i], err = analyze.MatchFinding(f); err != nil {
+						t.Fatal(err)
+					}
 				}
 				for _, m := range mustFind {
 					if !matchesAny(m, found) {

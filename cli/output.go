@@ -29,11 +29,9 @@ var reportFormats = append(slices.Clip(analyze.Formats), "html")
 // query db), the others in analyze.
 func writeReport(ctx context.Context, w io.Writer, db *store.DB, rep *analyze.Report, format string) error {
 	if format == "html" {
-		queried, err := analyze.ChartRows(ctx, db, rep)
-		if err != nil {
-			return err
-		}
-		return htmlreport.Write(w, htmlreport.Build(rep, queried))
+		charts := analyze.NewCharts(ctx, db, rep)
+		defer charts.Close()
+		return htmlreport.WriteReport(w, rep, charts.Rows)
 	}
 	return analyze.WriteContext(ctx, w, rep, format)
 }

@@ -83,6 +83,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if rep == nil && analyzeErr != nil {
 		return analyzeErr
 	}
+	defer rep.Close()
 	loadErr := loadStatus(results, ingestErr, f.strict)
 	runErr := worst(loadErr, analyzeErr)
 	if loadErr != nil && analyzeErr != nil {

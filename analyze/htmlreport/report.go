@@ -3,8 +3,12 @@ package htmlreport
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"html/template"
 	"io"
+	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +73,24 @@ type Evidence struct {
 
 // Build turns a report into the page's data, drawing each finding's charts from its evidence
 // or, for a chart with a query, from queried[finding][chart] (see analyze.ChartRows).
-func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
+func Build(rep *analyze.Report, queried [][]json.RawMessage) (*Document, error) {
+	doc, byID := header(rep)
+	for i, f := range rep.Findings {
+		var rows []json.RawMessage
+		if i < len(queried) {
+			rows = queried[i]
+		}
+		fv, err := section(byID, i, f, rows)
+		if err != nil {
+			return nil, err
+		}
+		doc.Findings = append(doc.Findings, fv)
+	}
+	return doc, nil
+}
+
+// header is the page's data without the findings, and the rules by id.
+func header(rep *analyze.Report) (*Document, map[string]rules.Rule) {
 	doc := &Document{Window: rep.Window(), Version: rep.Version}
 	for _, in := range rep.Inputs {
 		doc.Inputs = append(doc.Inputs, Input{in.Table, in.Rows})
@@ -81,30 +102,44 @@ func Build(rep *analyze.Report, queried [][]json.RawMessage) *Document {
 		cov.Status, cov.Reason = o.CoverageSummary()
 		doc.Coverage = append(doc.Coverage, cov)
 	}
-	for i, f := range rep.Findings {
-		r := byID[f.Rule]
-		fv := Finding{
-			Number: i + 1, Severity: string(f.Severity), Rule: f.Rule, Title: r.Title, Cluster: f.Cluster, Object: object(f),
-			Subject: f.Subject, FirstSeen: stamp(f.FirstSeen), LastSeen: stamp(f.LastSeen), Count: f.Count,
-			Summary: f.Summary, Remediation: strings.TrimSpace(r.Remediation), References: r.References,
-			Evidence: evidence(f),
-		}
-		for j, c := range r.Charts {
-			data := f.Evidence
-			if c.Query != "" {
-				data = nil
-				if i < len(queried) && j < len(queried[i]) {
-					data = queried[i][j]
-				}
-			}
-			fv.Charts = append(fv.Charts, drawChart(c, f, data))
-		}
-		doc.Findings = append(doc.Findings, fv)
-	}
 	if first, last, ok := rep.Span(); ok {
 		doc.Span = stamp(first) + " to " + stamp(last)
 	}
-	return doc
+	return doc, byID
+}
+
+// overview is finding i's line in the table of findings: its section without evidence and charts.
+func overview(byID map[string]rules.Rule, i int, f analyze.Finding) Finding {
+	r := byID[f.Rule]
+	return Finding{
+		Number: i + 1, Severity: string(f.Severity), Rule: f.Rule, Title: r.Title, Cluster: f.Cluster, Object: object(f),
+		Subject: f.Subject, FirstSeen: stamp(f.FirstSeen), LastSeen: stamp(f.LastSeen), Count: f.Count,
+		Summary: f.Summary, Remediation: strings.TrimSpace(r.Remediation), References: r.References,
+	}
+}
+
+// section is finding i's section: its evidence, and its charts drawn from the evidence or, for
+// a chart with a query, from queried[chart].
+func section(byID map[string]rules.Rule, i int, f analyze.Finding, queried []json.RawMessage) (Finding, error) {
+	fv := overview(byID, i, f)
+	raw, err := f.Evidence()
+	if err != nil {
+		return Finding{}, err
+	}
+	if fv.Evidence, err = evidence(f); err != nil {
+		return Finding{}, err
+	}
+	for j, c := range byID[f.Rule].Charts {
+		data := raw
+		if c.Query != "" {
+			data = nil
+			if j < len(queried) {
+				data = queried[j]
+			}
+		}
+		fv.Charts = append(fv.Charts, drawChart(c, f, data))
+	}
+	return fv, nil
 }
 
 func stamp(t time.Time) string { return tabular.FormatTime(t) }
@@ -116,17 +151,24 @@ func object(f analyze.Finding) string {
 	return f.Namespace + "/" + f.Name
 }
 
-func evidence(f analyze.Finding) Evidence {
-	t := analyze.EvidenceTable(f)
-	ev := Evidence{Columns: t.ColumnNames(), Total: len(t.Rows)}
-	for _, row := range t.Rows[:min(len(t.Rows), EvidenceRows)] {
-		cells := make([]string, len(row))
-		for i, v := range row {
-			cells[i] = tabular.Text(v)
-		}
-		ev.Rows = append(ev.Rows, cells)
+func evidence(f analyze.Finding) (Evidence, error) {
+	t, err := analyze.EvidenceTable(f)
+	if err != nil {
+		return Evidence{}, err
 	}
-	return ev
+	ev := Evidence{Columns: t.ColumnNames()}
+	err = t.Each(func(row []any) error {
+		ev.Total++
+		if len(ev.Rows) < EvidenceRows {
+			cells := make([]string, len(row))
+			for i, v := range row {
+				cells[i] = tabular.Text(v)
+			}
+			ev.Rows = append(ev.Rows, cells)
+		}
+		return nil
+	})
+	return ev, err
 }
 
 //go:embed report.html.tmpl
@@ -145,11 +187,57 @@ var reportPage = template.Must(template.Must(template.New("report").Funcs(templa
 	"severityRank": func(s string) int { return rules.Severity(s).Rank() },
 }).Parse(pageTemplate)).Parse(chartTemplate))
 
+// pageData is what the template renders: the findings' overview lines and their sections come
+// from iterators, so that a report can be written one finding at a time (WriteReport).
+type pageData struct {
+	*Document
+	CSS         template.CSS
+	JS          template.JS
+	HasFindings bool
+	Overview    iter.Seq[Finding]
+	Sections    iter.Seq[Finding]
+}
+
+func renderPage(w io.Writer, p pageData) error {
+	p.CSS, p.JS = template.CSS(pageCSS), template.JS(pageJS)
+	return reportPage.Execute(w, p)
+}
+
 // Write renders doc as one HTML page with its styles, script and charts inline.
 func Write(w io.Writer, doc *Document) error {
-	return reportPage.Execute(w, struct {
-		*Document
-		CSS template.CSS
-		JS  template.JS
-	}{doc, template.CSS(pageCSS), template.JS(pageJS)})
+	return renderPage(w, pageData{Document: doc, HasFindings: len(doc.Findings) > 0,
+		Overview: slices.Values(doc.Findings), Sections: slices.Values(doc.Findings)})
+}
+
+// WriteReport renders rep as Write renders its Build, one finding at a time: each section (its
+// evidence read back, its chart rows from chartRows, see analyze.Charts) is built, written and
+// dropped before the next, so the page's size does not have to fit in memory.
+func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Finding) ([]json.RawMessage, error)) error {
+	doc, byID := header(rep)
+	var sectionErr error
+	sections := func(yield func(Finding) bool) {
+		for i, f := range rep.Findings {
+			queried, err := chartRows(f)
+			if err == nil {
+				var fv Finding
+				if fv, err = section(byID, i, f, queried); err == nil {
+					if !yield(fv) {
+						return
+					}
+					continue
+				}
+			}
+			sectionErr = fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err)
+			return
+		}
+	}
+	overviews := func(yield func(Finding) bool) {
+		for i, f := range rep.Findings {
+			if !yield(overview(byID, i, f)) {
+				return
+			}
+		}
+	}
+	err := renderPage(w, pageData{Document: doc, HasFindings: len(rep.Findings) > 0, Overview: overviews, Sections: sections})
+	return errors.Join(sectionErr, err)
 }

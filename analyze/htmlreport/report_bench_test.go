@@ -34,7 +34,11 @@ func BenchmarkReport100kEvidenceRows(b *testing.B) {
 	var size int64
 	for b.Loop() {
 		w := &countingWriter{}
-		if err := Write(w, Build(rep, nil)); err != nil {
+		doc, err := Build(rep, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Write(w, doc); err != nil {
 			b.Fatal(err)
 		}
 		size = w.n

@@ -49,12 +49,16 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rep.Close()
 	rep.Version = "test"
 	queried, err := analyze.ChartRows(ctx, db, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := Build(rep, queried)
+	doc, err := Build(rep, queried)
+	if err != nil {
+		t.Fatal(err)
+	}
 	docs.Store(sc, doc)
 	return doc
 }
@@ -135,10 +139,16 @@ func finding(t testing.TB, rule string, items []map[string]any) analyze.Finding 
 	}
 	start := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
 	return analyze.Finding{Rule: rule, Severity: rules.Warning, Namespace: "ns", Name: "obj",
-		FirstSeen: start, LastSeen: start.Add(time.Hour), Count: int64(len(items)), Summary: "s", Evidence: ev}
+		FirstSeen: start, LastSeen: start.Add(time.Hour), Count: int64(len(items)), Summary: "s"}.WithEvidence(ev)
 }
 
-func fromEvidence(c rules.Chart, f analyze.Finding) Chart { return drawChart(c, f, f.Evidence) }
+func fromEvidence(c rules.Chart, f analyze.Finding) Chart {
+	ev, err := f.Evidence()
+	if err != nil {
+		panic(err) // in memory: it cannot fail
+	}
+	return drawChart(c, f, ev)
+}
 
 func at(minutes int) string {
 	return time.Date(2026, 11, 21, 5, minutes, 0, 0, time.UTC).Format(time.RFC3339Nano)
@@ -246,6 +256,50 @@ func TestTimeTicksFitTheSpan(t *testing.T) {
 		if len(labels) < 3 || len(labels) > 9 || labels[0] != tc.first {
 			t.Errorf("span %v: labels %q, want 3 to 9 starting %q", tc.span, labels, tc.first)
 		}
+	}
+}
+
+// TestWriteReportIsWriteOfBuild: the page written one finding at a time is, byte for byte, the
+// page of the whole document, chart queries included (and the page of no findings).
+func TestWriteReportIsWriteOfBuild(t *testing.T) {
+	ctx := context.Background()
+	rs, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []string{"election-lock-churn", "endpoints-phantom-recreate", "healthy"} {
+		t.Run(sc, func(t *testing.T) {
+			db := scenarioDB(t, sc)
+			defer db.Close()
+			rep, err := analyze.Run(ctx, db, rs, analyze.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rep.Close()
+			queried, err := analyze.ChartRows(ctx, db, rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := Build(rep, queried)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole, streamed bytes.Buffer
+			if err := Write(&whole, doc); err != nil {
+				t.Fatal(err)
+			}
+			charts := analyze.NewCharts(ctx, db, rep)
+			defer charts.Close()
+			if err := WriteReport(&streamed, rep, charts.Rows); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
+				t.Errorf("WriteReport wrote %d bytes, Write(Build) %d; they differ", streamed.Len(), whole.Len())
+			}
+			if sc == "healthy" && (len(rep.Findings) != 0 || !strings.Contains(streamed.String(), "No findings.")) {
+				t.Errorf("%d findings on healthy; want none, and the page saying so", len(rep.Findings))
+			}
+		})
 	}
 }
 

@@ -1,0 +1,130 @@
+package analyze
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// evidenceSpill holds the evidence of a report's findings on disk, so that only the small fields
+// of each finding stay in memory: at 4M audit events a report held 25,115 findings with about
+// 28 KB of evidence each. The file is unlinked as soon as it is created and lives on as an open
+// descriptor, so no exit path (an error, an interrupt, SIGKILL) leaves it behind; Close frees
+// its space. It is created on the first finding, in the temporary directory ($TMPDIR).
+type evidenceSpill struct {
+	f    *os.File
+	w    *bufio.Writer
+	size int64 // bytes appended, buffered ones included
+}
+
+// add appends raw and returns where a finding finds it again.
+func (s *evidenceSpill) add(raw json.RawMessage) (evidence, error) {
+	if s.f == nil {
+		f, err := os.CreateTemp("", "kubesift-evidence-*")
+		if err != nil {
+			return evidence{}, fmt.Errorf("creating the file the findings' evidence is kept in: %w", err)
+		}
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return evidence{}, fmt.Errorf("unlinking the evidence file %s: %w", f.Name(), err)
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+	}
+	if _, err := s.w.Write(raw); err != nil {
+		return evidence{}, fmt.Errorf("keeping a finding's evidence in %s: %w", s.f.Name(), err)
+	}
+	ev := evidence{spill: s, offset: s.size, length: len(raw), items: countItems(raw)}
+	s.size += int64(len(raw))
+	return ev, nil
+}
+
+// read returns the length bytes at offset.
+func (s *evidenceSpill) read(offset int64, length int) (json.RawMessage, error) {
+	if s.w.Buffered() > 0 {
+		if err := s.w.Flush(); err != nil {
+			return nil, fmt.Errorf("keeping the findings' evidence in %s: %w", s.f.Name(), err)
+		}
+	}
+	raw := make(json.RawMessage, length)
+	if _, err := s.f.ReadAt(raw, offset); err != nil {
+		return nil, fmt.Errorf("reading a finding's evidence back from %s: %w", s.f.Name(), err)
+	}
+	return raw, nil
+}
+
+// Close frees the file.
+func (s *evidenceSpill) Close() error {
+	if s == nil || s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f, s.w = nil, nil
+	return err
+}
+
+// evidence is where a finding's evidence list is: in memory (raw, see Finding.WithEvidence) or
+// in a spill file.
+type evidence struct {
+	raw    json.RawMessage
+	spill  *evidenceSpill
+	offset int64
+	length int
+	items  int // the number of items in the list
+}
+
+// Evidence returns the finding's evidence list as JSON: read back from the report's evidence
+// file for a finding of Run.
+func (f Finding) Evidence() (json.RawMessage, error) {
+	ev := f.evidence
+	switch {
+	case ev.spill == nil && ev.raw == nil:
+		return json.RawMessage("[]"), nil
+	case ev.spill == nil:
+		return ev.raw, nil
+	case ev.spill.f == nil:
+		return nil, errors.New("reading a finding's evidence: its report was closed")
+	}
+	return ev.spill.read(ev.offset, ev.length)
+}
+
+// WithEvidence returns f with raw (a JSON list) as its evidence, held in memory.
+func (f Finding) WithEvidence(raw json.RawMessage) Finding {
+	f.evidence = evidence{raw: raw, items: countItems(raw)}
+	return f
+}
+
+// EvidenceCount returns the number of items in the evidence list (0 when it is not a list).
+func (f Finding) EvidenceCount() int { return f.evidence.items }
+
+func countItems(raw json.RawMessage) int {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return 0
+	}
+	return len(items)
+}
+
+// MarshalJSON writes f with its evidence, read back one finding at a time.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	raw, err := f.Evidence()
+	if err != nil {
+		return nil, err
+	}
+	type fields Finding // without this method
+	return json.Marshal(struct {
+		fields
+		Evidence json.RawMessage `json:"evidence"`
+	}{fields(f), raw})
+}
+
+// Close frees the file that holds the evidence of rep's findings; the findings' evidence can no
+// longer be read after it.
+func (rep *Report) Close() error {
+	var errs []error
+	for _, s := range rep.spills {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
