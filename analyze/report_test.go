@@ -1,0 +1,76 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/rules"
+)
+
+// TestJSONIsTheEncodedDocument: -o json, written a finding at a time, is byte for byte the whole
+// document encoded by json.Encoder with two-space indents (what it was before the evidence moved
+// out of memory): with and without findings, window, suppressed findings, warnings and a failure.
+func TestJSONIsTheEncodedDocument(t *testing.T) {
+	since, until := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC), time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
+	f := func(name, evidence string) Finding {
+		return Finding{Rule: "r", Severity: rules.Warning, Namespace: "ns", Name: name, Subject: "<s> & co",
+			FirstSeen: since, LastSeen: until, Count: 2, Summary: "two \"writes\""}.WithEvidence(json.RawMessage(evidence))
+	}
+	outcomes := []Outcome{{Rule: rules.Rule{ID: "r", Title: "R", Severity: rules.Warning}, Evaluated: true, Findings: 2},
+		{Rule: rules.Rule{ID: "q"}, Err: errors.New("q failed")}}
+	for name, rep := range map[string]*Report{
+		"empty":    {Outcomes: outcomes},
+		"no rules": {},
+		"full": {Since: &since, Until: &until, Outcomes: outcomes, Warnings: []string{"expired"},
+			Findings:   []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`)},
+			Suppressed: []Suppressed{{Finding: f("c", `[{"x":[1,2]}]`), Suppression: Suppression{Rule: "r", Object: "ns/c", Expires: until, Reason: "known"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := WriteContext(context.Background(), &got, rep, "json"); err != nil {
+				t.Fatal(err)
+			}
+			if want := encodedDocument(t, rep); got.String() != want {
+				t.Errorf("got\n%s\nwant\n%s", got.String(), want)
+			}
+		})
+	}
+}
+
+// encodedDocument is rep as one json.Encoder call encodes it.
+func encodedDocument(t *testing.T, rep *Report) string {
+	t.Helper()
+	doc := struct {
+		Since      *string      `json:"since"`
+		Until      *string      `json:"until"`
+		Findings   []Finding    `json:"findings"`
+		Suppressed []Suppressed `json:"suppressed,omitempty"`
+		Warnings   []string     `json:"warnings,omitempty"`
+		Rules      []jsonRule   `json:"rules"`
+	}{Findings: rep.Findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
+	if doc.Findings == nil {
+		doc.Findings = []Finding{}
+	}
+	if rep.Since != nil {
+		s, u := rfc3339(*rep.Since), rfc3339(*rep.Until)
+		doc.Since, doc.Until = &s, &u
+	}
+	for _, o := range rep.Outcomes {
+		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings}
+		if o.Err != nil {
+			jr.Reason, jr.Error = "", o.Err.Error()
+		}
+		doc.Rules = append(doc.Rules, jr)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
