@@ -56,3 +56,36 @@ func TestFullDiskIsReportedOnce(t *testing.T) {
 		t.Errorf("after the failure: %q %q, want a.log's 6 events kept", r.stdout, r.stderr)
 	}
 }
+
+// TestFullDiskForTheEvidence: when the temporary file that holds the findings' evidence cannot
+// be written (a full $TMPDIR; here a file size limit stands in for one), analyze fails naming it
+// instead of writing a report without evidence, and leaves no file behind.
+func TestFullDiskForTheEvidence(t *testing.T) {
+	db := loadedDB(t)
+	tmp := t.TempDir()
+	signal.Ignore(syscall.SIGXFSZ)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	cmd := kubesift("analyze", "--db", db, "-o", "json")
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 10, Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Start()
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	out := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out, "file too large") || !strings.Contains(out, "findings' evidence") {
+		t.Errorf("exit %d; want a failure naming the evidence file and the error; stderr:\n%s", code, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kubesift-evidence-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
