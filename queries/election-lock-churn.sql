@@ -8,10 +8,13 @@
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
 -- With --since the writes and watch requests are read from $lookback_since (the rule's lookback before the window),
 -- not from the start of the database, so that a run over a short window costs in proportion to the window.
--- Memory: whatever grows with locks × watch requests (the pairs of a lock and a watch request open while it was
--- written) passes only through joins, integer GROUP BYs and window sorts, which DuckDB spills to disk; aggregates
--- whose state is a string, a list or a DISTINCT set (which never spill) only see the reported locks' own rows and
--- at most 50 watchers of each.
+-- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
+-- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
+-- memory stays that of a small input however large the audit log grows (without pieces it ran out of memory at 4M
+-- events under the default limit). Within a piece, whatever grows with locks × watch requests (the pairs of a lock
+-- and a watch request open while it was written) passes only through joins, integer GROUP BYs and window sorts,
+-- which DuckDB spills to disk; aggregates whose state is a string, a list or a DISTINCT set (which never spill)
+-- only see the reported locks' own rows and at most 50 watchers of each.
 WITH
 -- successful writes of the lock-capable resources, one row per request (from the start of the lookback up to the end
 -- of the window: the previous state of an object is needed at the start of the window; in_win marks the writes
@@ -34,6 +37,7 @@ writes AS NOT MATERIALIZED (
                  (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
     WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
+      AND ks_in_piece(a.cluster, a.namespace, $piece, $pieces)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
       AND coalesce(a.subresource, '') = ''
@@ -65,6 +69,7 @@ snap_ann AS (
            l.holder, l.transitions, l.renew_time
     FROM leader_locks l
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
+      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
@@ -190,6 +195,7 @@ watch_reqs AS (
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
             AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+            AND (a.namespace IS NULL OR ks_in_piece(a.cluster, a.namespace, $piece, $pieces))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
 ),
@@ -269,11 +275,12 @@ shown_watchers AS (
 ),
 svc_seen AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
-    WHERE NOT coalesce(deleted, false)
+    WHERE NOT coalesce(deleted, false) AND ks_in_piece(cluster, namespace, $piece, $pieces)
     UNION
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
       AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
+      AND ks_in_piece(cluster, namespace, $piece, $pieces)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
@@ -381,7 +388,7 @@ lease_obs AS (
     SELECT 'snapshot', coalesce(l.cluster, ''), l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
-    WHERE l.source = 'snapshot' AND l.kind = 'Lease'
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
       AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)
