@@ -269,13 +269,18 @@ func TestProfile(t *testing.T) {
 	}
 }
 
-// TestPiecesGiveTheSameFindings runs every rule that runs in pieces over all the recordings (one
-// cluster each) split into several pieces, and checks that the findings are those of one piece.
+// TestPiecesGiveTheSameFindings runs every rule that runs in pieces (the built-in ones, if any, and
+// the user rule of analyze/testdata/pieces) over all the recordings (one cluster each) split into
+// several pieces, and checks that the findings are those of one piece.
 func TestPiecesGiveTheSameFindings(t *testing.T) {
 	ctx := context.Background()
 	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	users, err := rules.LoadDir("analyze/testdata/pieces")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tested := 0
-	for _, r := range builtin(t) {
+	for _, r := range append(builtin(t), users...) {
 		if r.Pieces == nil {
 			continue
 		}
@@ -308,6 +313,6 @@ func TestPiecesGiveTheSameFindings(t *testing.T) {
 		}
 	}
 	if tested == 0 {
-		t.Error("no built-in rule runs in pieces")
+		t.Error("no rule runs in pieces")
 	}
 }

@@ -6,12 +6,19 @@
 -- leader_locks rows of snapshots (source = 'snapshot'). Audit is preferred for a lock when it has writes of it;
 -- snapshots alone give a lower bound (distinct renewTime values seen).
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
+-- With --since the writes and watch requests are read from $lookback_since (the rule's lookback before the window),
+-- not from the start of the database, so that a run over a short window costs in proportion to the window.
 -- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
 -- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
--- memory (the lock × watch request pairs above all) stays that of a small input however large the audit log grows.
+-- memory stays that of a small input however large the audit log grows (without pieces it ran out of memory at 4M
+-- events under the default limit). Within a piece, whatever grows with locks × watch requests (the pairs of a lock
+-- and a watch request open while it was written) passes only through joins, integer GROUP BYs and window sorts,
+-- which DuckDB spills to disk; aggregates whose state is a string, a list or a DISTINCT set (which never spill)
+-- only see the reported locks' own rows and at most 50 watchers of each.
 WITH
--- successful writes of the lock-capable resources, one row per request (all times up to the end of the window: the
--- previous state of an object is needed at the start of the window; in_win marks the writes inside it), with what
+-- successful writes of the lock-capable resources, one row per request (from the start of the lookback up to the end
+-- of the window: the previous state of an object is needed at the start of the window; in_win marks the writes
+-- inside it; a lock whose last write before the window is older than the lookback starts with an acquisition), with what
 -- their body says (the bodies themselves are not carried through the window functions below: they would hold every
 -- body in memory at once; nor are the writes kept: each reader scans them again rather than hold them in memory)
 writes AS NOT MATERIALIZED (
@@ -29,7 +36,7 @@ writes AS NOT MATERIALIZED (
                  coalesce(a.response_object, a.request_object) AS body,
                  (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
-    WHERE a.stage_at <= ks_window_end($until)
+    WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
       AND ks_in_piece(a.cluster, a.namespace, $piece, $pieces)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
@@ -169,7 +176,10 @@ lock_stats AS (
 ),
 -- watch requests (one row per request) on endpoints/configmaps, with their lifetime; req_id numbers them in the
 -- order they started (then by audit ID), watcher_id numbers the watching clients: user + client address, so that
--- every pod of a DaemonSet (one username and userAgent, one address each) counts
+-- every pod of a DaemonSet (one username and userAgent, one address each) counts. Read are the requests that started
+-- by the end of the window (every event of a request carries its start) and have an event from the start of the
+-- lookback on: a watch still open in the window that started before the lookback is seen by its ResponseComplete
+-- event (a watch lasts at most the apiserver's request timeout, an hour by default).
 watch_reqs AS (
     SELECT q.*,
            row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
@@ -184,6 +194,7 @@ watch_reqs AS (
           FROM audit_events a
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+            AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
             AND (a.namespace IS NULL OR ks_in_piece(a.cluster, a.namespace, $piece, $pieces))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
@@ -228,33 +239,39 @@ lock_watchers AS (
     FROM lock_watch_reqs
     GROUP BY ALL
 ),
--- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching
--- (integers only: a struct kept by arg_min would be copied into memory that never spills at each replacement)
-lock_watcher_agg AS (
-    SELECT lock_id, count(*) AS watchers, arg_min(watcher_id, first_req, 50) AS shown
+-- per lock: the first 50 watchers (the evidence list's length) in the order they started watching, and how many
+-- there are: a window over lock_watchers, which sorts (and spills) rather than keep per-lock lists in memory
+lock_watcher_top AS (
+    SELECT lock_id, watcher_id, first_req, requests,
+           count(*) OVER (PARTITION BY lock_id) AS watchers
     FROM lock_watchers
-    GROUP BY ALL
+    QUALIFY row_number() OVER (PARTITION BY lock_id ORDER BY first_req) <= 50
 ),
 watcher_agg AS (
-    SELECT r.cluster, r.kind, r.namespace, r.name, a.watchers
-    FROM lock_watcher_agg a JOIN reported r USING (lock_id)
+    SELECT r.cluster, r.kind, r.namespace, r.name, any_value(t.watchers) AS watchers
+    FROM lock_watcher_top t JOIN reported r USING (lock_id)
+    GROUP BY ALL
 ),
--- the watchers shown in evidence: their watch requests of the lock (joined again for the shown watchers only:
--- lock_watch_reqs is not kept, as a CTE read twice would be held in memory whole), the first one's details and
--- the user agents of all
+-- the user agents of the shown watchers' watch requests of their lock (joined again for the shown watchers only, one
+-- row per distinct user agent), joined in order
+shown_user_agents AS (
+    SELECT lock_id, watcher_id, string_agg(user_agent, ', ' ORDER BY user_agent) AS user_agent
+    FROM (SELECT DISTINCT t.lock_id, t.watcher_id, w.user_agent
+          FROM lock_watcher_top t
+          JOIN lock_keys k ON k.lock_id = t.lock_id
+          JOIN watch_keys w
+            ON w.watcher_id = t.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
+           AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at)
+    GROUP BY ALL
+),
+-- the watchers shown in evidence: the first watch request's details, how many requests and their user agents
 shown_watchers AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file,
-           f.source_line, s.requests, s.user_agent
-    FROM (SELECT s.lock_id, s.watcher_id, min(w.req_id) AS first_req, count(*) AS requests,
-                 string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
-          FROM (SELECT lock_id, unnest(shown) AS watcher_id FROM lock_watcher_agg) s
-          JOIN lock_keys k ON k.lock_id = s.lock_id
-          JOIN watch_keys w
-            ON w.watcher_id = s.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
-           AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
-          GROUP BY s.lock_id, s.watcher_id) s
+           f.source_line, t.requests, u.user_agent
+    FROM lock_watcher_top t
+    JOIN shown_user_agents u USING (lock_id, watcher_id)
     JOIN reported r USING (lock_id)
-    JOIN watch_reqs f ON f.req_id = s.first_req
+    JOIN watch_reqs f ON f.req_id = t.first_req
 ),
 svc_seen AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
@@ -371,8 +388,8 @@ lease_obs AS (
     SELECT 'snapshot', coalesce(l.cluster, ''), l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
-    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND l.captured_at <= ks_window_end($until)
-      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
+      AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)
 ),
