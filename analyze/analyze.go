@@ -308,7 +308,13 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	if r.Pieces == nil {
 		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
-	rows, err := schema.RowCount(ctx, conn, r.Pieces.Table)
+	// the pieces follow the rows the rule reads: those of its window, from the start of its lookback
+	from := opt.Since
+	if from != nil && r.Lookback != "" {
+		start := from.Add(-r.LookbackDuration())
+		from = &start
+	}
+	rows, err := schema.RowCountIn(ctx, conn, r.Pieces.Table, from, opt.Until)
 	if err != nil {
 		return nil, fmt.Errorf("splitting the query into pieces: %w", err)
 	}

@@ -72,7 +72,8 @@ const (
 	PiecesParam = "pieces"
 )
 
-// Pieces says how a rule's query is split: into one piece per Rows rows of Table (at least one),
+// Pieces says how a rule's query is split: into one piece per Rows rows of Table in the rule's
+// window (from the start of its lookback; at least one piece),
 // each reading only its share of every input (hashed on keys no finding spans, e.g. cluster and
 // namespace), so that a piece's memory stays that of an input of Rows rows.
 type Pieces struct {

@@ -34,11 +34,18 @@ func (s Schema) CountRows(ctx context.Context, q RowQuerier) ([]TableRows, error
 
 // RowCount returns the number of rows of the table of s named table.
 func (s Schema) RowCount(ctx context.Context, q RowQuerier, table string) (int64, error) {
-	if _, ok := s.Lookup(table); !ok {
+	return s.RowCountIn(ctx, q, table, nil, nil)
+}
+
+// RowCountIn returns the number of rows of the table of s named table observed in [since, until]
+// (see SelectRows; nil is unbounded, and a table without a time column is counted whole).
+func (s Schema) RowCountIn(ctx context.Context, q RowQuerier, table string, since, until *time.Time) (int64, error) {
+	t, ok := s.Lookup(table)
+	if !ok {
 		return 0, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
 	var n int64
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM ("+SelectRows(t, since, until)+")").Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting %s: %w", table, err)
 	}
 	return n, nil
