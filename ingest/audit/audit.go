@@ -85,8 +85,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 }
 
 // insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, joined
-// into records of a row group (coalescer), which it inserts into audit_events with one statement, each row with the name of the envelope. It
-// returns the number of rows inserted and decode's read error.
+// into records of a row group (coalescer), which inserts them into audit_events with one
+// statement, each row with the name of the envelope. It returns the number of rows inserted and
+// decode's read error.
 func insert(ctx context.Context, f *load.File, envelope string, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
 	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
 	defer cancel()
