@@ -23,10 +23,10 @@ const InMemory = ":memory:"
 // load gets much less than this (1.5x slower at 750MB).
 const DefaultMemoryLimit = "850MB"
 
-// rowGroupRows is the row group size of kubesift databases. DuckDB's default (122,880 rows)
+// RowGroupRows is the row group size of kubesift databases. DuckDB's default (122,880 rows)
 // means hundreds of MB per row group with audit events of a few KB, buffered per thread
 // during a load; 16,384 rows keeps loads as fast and their memory flat.
-const rowGroupRows = 16384
+const RowGroupRows = 16384
 
 // ErrInUse reports that another process holds the database file.
 var ErrInUse = errors.New("database is in use by another kubesift process")
@@ -96,7 +96,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		setup = append(setup,
 			"SET temp_directory = "+quote(path+".tmp"), // TempDir
-			fmt.Sprintf("ATTACH %s AS kubesift (ROW_GROUP_SIZE %d%s)", quote(path), rowGroupRows, mode))
+			fmt.Sprintf("ATTACH %s AS kubesift (ROW_GROUP_SIZE %d%s)", quote(path), RowGroupRows, mode))
 		perConn = []string{"USE kubesift"}
 	}
 	var once sync.Once

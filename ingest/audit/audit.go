@@ -84,25 +84,40 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	return f.RecordRejects(ctx, rejects)
 }
 
-// insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, which
-// inserts them into audit_events with one statement, each row with the name of the envelope. It
-// returns the number of rows inserted and decode's read error.
+// insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, joined
+// into records of a row group (coalescer), which inserts them into audit_events with one
+// statement, each row with the name of the envelope. It returns the number of rows inserted and
+// decode's read error.
 func insert(ctx context.Context, f *load.File, envelope string, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
 	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
 	defer cancel()
 	ch := make(chan arrow.RecordBatch, 2)
 	produced := make(chan struct{})
+	var joinErr error
 	go func() {
 		defer close(produced)
 		defer close(ch)
-		readErr = decode(func(b *batch) bool {
-			select {
-			case ch <- b.record():
-				return true
-			case <-prodCtx.Done():
-				return false
+		var records coalescer
+		defer records.release()
+		send := func(recs []arrow.RecordBatch, err error) bool {
+			if err != nil {
+				joinErr = err
+				cancel()
 			}
-		})
+			for i, rec := range recs {
+				select {
+				case ch <- rec:
+				case <-prodCtx.Done():
+					releaseAll(recs[i:])
+					return false
+				}
+			}
+			return err == nil
+		}
+		readErr = decode(func(b *batch) bool { return send(records.add(b.record())) })
+		if prodCtx.Err() == nil {
+			send(records.flush())
+		}
 	}()
 
 	view := fmt.Sprintf("kubesift_audit_stream_%d", f.LoadID)
@@ -132,6 +147,9 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 	release()
 	if _, dropErr := f.Conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view); dropErr != nil && err == nil {
 		err = dropErr
+	}
+	if err == nil {
+		err = joinErr
 	}
 	if err != nil {
 		return 0, nil, err

@@ -108,35 +108,64 @@ func (d *endpointDeriver) merge() {
 
 var endpointsMarker = []byte(`"endpoints`) // also matches "endpointslices"
 
-// event looks at one audit event line; it only reads the few members it needs, with the
-// scanner, and leaves the body to the workers. The rows take the event's cluster: --cluster,
-// else what the envelope says (as audit_events.cluster).
+// mayNameEndpoints is the cheap test every event passes first: an event that is an endpoints
+// write has the marker in its objectRef (endpointWrite requires it there), so one without the
+// marker anywhere is not one. Only a few percent of events contain it, and searching for it is
+// far cheaper than walking the event's members.
+func mayNameEndpoints(raw []byte) bool { return bytes.Contains(raw, endpointsMarker) }
+
+// event looks at one audit event line and hands the body of an endpoints write to the workers.
+// The rows take the event's cluster: --cluster, else what the envelope says (as
+// audit_events.cluster).
 func (d *endpointDeriver) event(raw []byte, line int64, envelopeCluster string) {
-	if !d.enabled {
+	if !d.enabled || !mayNameEndpoints(raw) {
 		return
 	}
+	w, ok := endpointWrite(raw)
+	if !ok {
+		return
+	}
+	cluster := d.cluster
+	if cluster == "" {
+		cluster = envelopeCluster
+	}
+	d.seq++
+	w.opt.Line, w.opt.Seq = line, d.seq
+	d.jobs <- deriveJob{seq: d.seq, at: w.at, cluster: cluster, body: w.body, opt: w.opt}
+}
+
+// write is a successful write of an Endpoints or EndpointSlice object found in an audit event.
+type write struct {
+	at   time.Time
+	body []byte
+	opt  k8sobj.ObjectOptions // without Line and Seq
+}
+
+// endpointWrite reports whether the event is a successful write of endpoints, reading only the
+// few members it needs with the scanner; the body is left to the workers.
+func endpointWrite(raw []byte) (write, bool) {
 	refRaw, ok := topLevelRaw(raw, "objectRef")
 	if !ok || !bytes.Contains(refRaw, endpointsMarker) {
-		return
+		return write{}, false
 	}
 	str := func(key string) string { v, _ := topLevelString(raw, key); return v }
 	if (str("kind") != "Event" && str("kind") != "") || str("stage") != "ResponseComplete" {
-		return
+		return write{}, false
 	}
 	var ref struct{ Resource, Subresource, Namespace, Name string }
 	var status struct{ Code int }
 	if json.Unmarshal(refRaw, &ref) != nil {
-		return
+		return write{}, false
 	}
 	if v, ok := topLevelRaw(raw, "responseStatus"); !ok || json.Unmarshal(v, &status) != nil {
-		return
+		return write{}, false
 	}
 	if status.Code < 200 || status.Code >= 300 || ref.Subresource != "" || (ref.Resource != "endpoints" && ref.Resource != "endpointslices") {
-		return // not a successful write of endpoints (malformed lines are DuckDB's to reject)
+		return write{}, false // not a successful write of endpoints (malformed lines are DuckDB's to reject)
 	}
 	at, err := time.Parse(time.RFC3339Nano, strings.ToUpper(str("stageTimestamp"))) // RFC 3339 allows a lowercase t and z
 	if err != nil {
-		return
+		return write{}, false
 	}
 	verb := str("verb")
 	body, _ := topLevelRaw(raw, "responseObject")
@@ -147,19 +176,14 @@ func (d *endpointDeriver) event(raw []byte, line int64, envelopeCluster string) 
 		}
 	case "patch", "delete": // a patch's requestObject is the patch, not the object
 	default:
-		return
+		return write{}, false
 	}
 	if len(body) == 0 && verb != "delete" {
-		return // logged at Metadata level: no body to read
+		return write{}, false // logged at Metadata level: no body to read
 	}
-	cluster := d.cluster
-	if cluster == "" {
-		cluster = envelopeCluster
-	}
-	d.seq++
-	d.jobs <- deriveJob{seq: d.seq, at: at, cluster: cluster, body: body, opt: k8sobj.ObjectOptions{
-		Event: verb, Line: line, Seq: d.seq, Kind: ref.Resource, Deleted: verb == "delete", Namespace: ref.Namespace, Name: ref.Name,
-	}}
+	return write{at: at, body: body, opt: k8sobj.ObjectOptions{
+		Event: verb, Kind: ref.Resource, Deleted: verb == "delete", Namespace: ref.Namespace, Name: ref.Name,
+	}}, true
 }
 
 // stop ends the workers and the merger, after the last event; calling it again is harmless.

@@ -1,0 +1,104 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kubesift/kubesift/internal/source"
+)
+
+// batchOf builds the record of a batch of events of the given sizes, numbered from line.
+func batchOf(line int64, sizes ...int) arrow.RecordBatch {
+	var values []byte
+	for _, n := range sizes {
+		values = append(values, strings.Repeat("x", n)...)
+	}
+	b := newBatch(values)
+	start := 0
+	for _, n := range sizes {
+		b.add(start, start+n, origin{line: line, offset: int64(start)})
+		start += n
+		line++
+	}
+	return b.record()
+}
+
+func sizes(n, size int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = size
+	}
+	return out
+}
+
+// TestCoalescer: small events reach DuckDB in records of a row group, in order and all of them;
+// no vector of a record holds more than source.ChunkBytes unless it is one event; batches of big
+// events, and an isolated big event, pass through as they are.
+func TestCoalescer(t *testing.T) {
+	var c coalescer
+	var in []arrow.RecordBatch
+	line := int64(1)
+	add := func(s ...int) {
+		in = append(in, batchOf(line, s...))
+		line += int64(len(s))
+	}
+	for range 9 {
+		add(sizes(4700, 890)...) // the independent mix's 4 MB batches
+	}
+	add(isolateBytes + 5)                                  // a big event alone
+	add(sizes(800, 5000)...)                               // a batch of bigger events
+	add(append(sizes(3000, 100), sizes(5, 900_000)...)...) // small events, then a few near the isolation size
+	add(sizes(20000, 50)...)                               // more than a row group in one batch
+	var out []arrow.RecordBatch
+	for _, rec := range in {
+		recs, err := c.add(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, recs...)
+	}
+	recs, err := c.flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, recs...)
+
+	next := int64(1)
+	var shapes []string
+	for _, rec := range out {
+		raw := rec.Column(0).(*array.String)
+		lines := rec.Column(1).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if lines.Value(i) != next {
+				t.Fatalf("event of line %d where line %d was due", lines.Value(i), next)
+			}
+			next++
+		}
+		offsets := raw.ValueOffsets()
+		for v := 0; v < int(rec.NumRows()); v += vectorRows {
+			end := min(v+vectorRows, int(rec.NumRows()))
+			if bytes := offsets[end] - offsets[v]; end-v > 1 && bytes > source.ChunkBytes {
+				t.Errorf("a vector of %d events holds %d bytes", end-v, bytes)
+			}
+		}
+		shapes = append(shapes, fmt.Sprintf("%d rows", rec.NumRows()))
+		rec.Release()
+	}
+	if next != line {
+		t.Fatalf("%d events came out of %d", next-1, line-1)
+	}
+	want := []string{
+		"16384 rows", "16384 rows", // 42,300 events of 890 bytes
+		"9532 rows",          // the rest before the big event
+		"1 rows", "800 rows", // the big event, the batch of bigger events, as they came
+		"3004 rows",               // the fifth event of 900,000 bytes would overfill the vector the four before it share
+		"16384 rows", "3617 rows", // it begins the next record's first vector
+	}
+	if strings.Join(shapes, ", ") != strings.Join(want, ", ") {
+		t.Errorf("records\n%s\nwant\n%s", strings.Join(shapes, ", "), strings.Join(want, ", "))
+	}
+}
