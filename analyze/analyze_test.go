@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/internal/testutil"
@@ -272,6 +274,50 @@ func TestProfile(t *testing.T) {
 // TestPiecesGiveTheSameFindings runs every rule that runs in pieces (the built-in ones, if any, and
 // the user rule of analyze/testdata/pieces) over all the recordings (one cluster each) split into
 // several pieces, and checks that the findings are those of one piece.
+// TestPiecesFollowTheWindow: a rule runs in one piece per pieces.rows rows of the table in its
+// window, counted from the start of its lookback, not in the whole table.
+func TestPiecesFollowTheWindow(t *testing.T) {
+	ctx := context.Background()
+	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	rs, err := rules.LoadDir("analyze/testdata/piececount")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last time.Time
+	if err := db.QueryRowContext(ctx, "SELECT min(stage_at), max(stage_at) FROM audit_events").Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	mid := first.Add(last.Sub(first) / 2)
+	until := mid.Add(15 * time.Minute)
+	for _, tc := range []struct {
+		name         string
+		since, until *time.Time
+		from         *time.Time // where the counted rows start: the lookback's start
+	}{
+		{"no window", nil, nil, nil},
+		{"a window", &mid, &until, ptr(mid.Add(-time.Hour))},
+	} {
+		rows, err := db.Schema.RowCountIn(ctx, db, "audit_events", tc.from, tc.until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rs[0].Pieces.Count(rows)
+		rep, err := Run(ctx, db, rs, Options{Since: tc.since, Until: tc.until})
+		if err != nil || rep.Outcomes[0].Err != nil {
+			t.Fatalf("%s: %v %v", tc.name, err, rep.Outcomes[0].Err)
+		}
+		if int64(len(rep.Findings)) != want || !strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+			t.Errorf("%s: %d findings (%s), want %d pieces for %d rows", tc.name, len(rep.Findings), rep.Findings[0].Subject, want, rows)
+		}
+	}
+	all, _ := db.Schema.RowCount(ctx, db, "audit_events")
+	if windowed, _ := db.Schema.RowCountIn(ctx, db, "audit_events", ptr(mid.Add(-time.Hour)), &until); rs[0].Pieces.Count(windowed) >= rs[0].Pieces.Count(all) {
+		t.Errorf("the window (%d rows) does not make fewer pieces than the whole table (%d rows)", windowed, all)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func TestPiecesGiveTheSameFindings(t *testing.T) {
 	ctx := context.Background()
 	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})

@@ -77,6 +77,12 @@ func TestCountAndSelectRows(t *testing.T) {
 		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+SelectRows(runs, tc.since, tc.until)+")").Scan(&n); err != nil || n != tc.want {
 			t.Errorf("since %v until %v: %d rows, %v; want %d", tc.since, tc.until, n, err, tc.want)
 		}
+		if n, err := testSchema.RowCountIn(ctx, db.DB, "runs", tc.since, tc.until); err != nil || n != int64(tc.want) {
+			t.Errorf("RowCountIn since %v until %v: %d, %v; want %d", tc.since, tc.until, n, err, tc.want)
+		}
+	}
+	if _, err := testSchema.RowCountIn(ctx, db.DB, "runs; DROP TABLE runs", &since, nil); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
+		t.Errorf("RowCountIn of an unknown table: %v", err)
 	}
 	errs, _ := testSchema.Lookup("ingest_errors")
 	if q := SelectRows(errs, &since, &until); q != "SELECT * FROM ingest_errors" {
