@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
@@ -36,12 +37,15 @@ func builtin(t *testing.T) []rules.Rule {
 	return rs
 }
 
-func scenarioDB(t *testing.T, dir string) *store.DB {
+// scenarioDB returns a database of the test's own with dir (a recording in samples/, or all of
+// them) loaded, taken from the test database cache that htmlreport's tests share (internal/testdb).
+func scenarioDB(t *testing.T, dir string, opt ingest.Options) *store.DB {
 	t.Helper()
-	return loadDB(t, dir, ingest.Options{})
+	return testdb.Ingest(t, opt, dir)
 }
 
-// loadDB loads dir with opt into an in-memory database.
+// loadDB loads dir with opt into an in-memory database: for the copies of recordings a test
+// changes, which a cache would not see again.
 func loadDB(t *testing.T, dir string, opt ingest.Options) *store.DB {
 	t.Helper()
 	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
@@ -72,7 +76,7 @@ func TestScenarioGoldens(t *testing.T) {
 	fired := map[string]bool{}
 	for _, sc := range testutil.Scenarios(t, "samples") {
 		t.Run(sc, func(t *testing.T) {
-			rep, err := Run(context.Background(), scenarioDB(t, filepath.Join("samples", sc)), rs, Options{})
+			rep, err := Run(context.Background(), scenarioDB(t, filepath.Join("samples", sc), ingest.Options{}), rs, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +250,7 @@ func TestEvidenceFileLeavesNothingBehind(t *testing.T) {
 // TestProfile checks that --profile's numbers are filled in: every evaluated rule's time and, on
 // Linux, the peak memory while it ran, and that the printed profile names every rule.
 func TestProfile(t *testing.T) {
-	db := scenarioDB(t, "samples/flapping")
+	db := scenarioDB(t, "samples/flapping", ingest.Options{})
 	rep, err := Run(context.Background(), db, builtin(t), Options{Profile: true})
 	if err != nil {
 		t.Fatal(err)
@@ -271,14 +275,11 @@ func TestProfile(t *testing.T) {
 	}
 }
 
-// TestPiecesGiveTheSameFindings runs every rule that runs in pieces (the built-in ones, if any, and
-// the user rule of analyze/testdata/pieces) over all the recordings (one cluster each) split into
-// several pieces, and checks that the findings are those of one piece.
 // TestPiecesFollowTheWindow: a rule runs in one piece per pieces.rows rows of the table in its
 // window, counted from the start of its lookback, not in the whole table.
 func TestPiecesFollowTheWindow(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
 	rs, err := rules.LoadDir("analyze/testdata/piececount")
 	if err != nil {
 		t.Fatal(err)
@@ -318,9 +319,12 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// TestPiecesGiveTheSameFindings runs every rule that runs in pieces (the built-in ones, if any, and
+// the user rule of analyze/testdata/pieces) over all the recordings (one cluster each) split into
+// several pieces, and checks that the findings are those of one piece.
 func TestPiecesGiveTheSameFindings(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
 	users, err := rules.LoadDir("analyze/testdata/pieces")
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func findingObjects(rep *Report, rule string) []string {
 
 func analyzeDir(t *testing.T, dir string) *Report {
 	t.Helper()
-	rep, err := Run(context.Background(), scenarioDB(t, dir), builtin(t), Options{})
+	rep, err := Run(context.Background(), loadDB(t, dir, ingest.Options{}), builtin(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPartialWithoutEndpointsWatches(t *testing.T) {
 // TestGKEWatchesAreBlind: audit events from GKE's log entries have no request URI, so no
 // resourceVersion parameter: watch-rewind says it is blind rather than reporting no findings.
 func TestGKEWatchesAreBlind(t *testing.T) {
-	db := scenarioDB(t, "samples/watch-rewind")
+	db := scenarioDB(t, "samples/watch-rewind", ingest.Options{})
 	if _, err := db.ExecContext(context.Background(), `UPDATE audit_events SET envelope = 'gke-logentry', request_uri = NULL,
 		watch_rv = NULL, resource_version = NULL, resource_version_match = NULL, timeout_seconds = NULL`); err != nil {
 		t.Fatal(err)
@@ -263,7 +263,7 @@ func TestCoverageIsPerCluster(t *testing.T) {
 // endpoints_controller_usernames, so an override of that param changes the count of writes
 // whose bodies are missing.
 func TestCoverageTakesTheRuleParams(t *testing.T) {
-	db := scenarioDB(t, auditCopy(t, "samples/election-lock-churn/audit.log", metadataOnly))
+	db := loadDB(t, auditCopy(t, "samples/election-lock-churn/audit.log", metadataOnly), ingest.Options{})
 	reason := func(opt Options) string {
 		rep, err := Run(context.Background(), db, builtin(t), opt)
 		if err != nil {

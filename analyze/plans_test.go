@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +11,6 @@ import (
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/queries"
-	"github.com/kubesift/kubesift/store"
-
-	"github.com/kubesift/kubesift/internal/testutil"
 )
 
 // planNode is one operator of DuckDB's EXPLAIN (FORMAT JSON).
@@ -86,22 +82,8 @@ var nestedLoops = []string{"NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN", "CROSS_PRODU
 // database still reads all of it.
 func TestRulePlans(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var dirs []string
-	for _, sc := range testutil.Scenarios(t, "samples") {
-		dirs = append(dirs, filepath.Join("samples", sc))
-	}
-	inputs, err := ingest.ExpandPaths(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
-		t.Fatal(err)
-	}
+	// All the recordings, one cluster each: the database TestPiecesGiveTheSameFindings uses too.
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/kubesift/kubesift/ingest"
 )
 
 // TestTimelineReadsFlappingsObservations: the address states of the timeline of endpoints/shop/cart
@@ -14,7 +16,7 @@ import (
 // dropped and repeated states merged as the rule does.
 func TestTimelineReadsFlappingsObservations(t *testing.T) {
 	ctx := context.Background()
-	db := scenarioDB(t, "samples/flapping")
+	db := scenarioDB(t, "samples/flapping", ingest.Options{})
 	tl, err := RunTimeline(ctx, db, "endpoints", "", "shop", "cart", Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,62 +1,20 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"gopkg.in/yaml.v3"
 
-	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/tabular"
 )
-
-// TestDatasetGivesTheDatabasesFindings exports every samples/ scenario into a dataset and checks
-// that analyze --dataset reports exactly what analyze --db reports, for the whole recording and
-// for each window of its expect.yaml (the days read are then only those the window and the
-// rules' lookback need).
-func TestDatasetGivesTheDatabasesFindings(t *testing.T) {
-	for _, scenario := range testutil.Scenarios(t, "../samples") {
-		t.Run(scenario, func(t *testing.T) {
-			dir := filepath.Join("../samples", scenario)
-			var exp expectations
-			if b, err := os.ReadFile(filepath.Join(dir, "expect.yaml")); err == nil {
-				if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&exp); err != nil {
-					t.Fatal(err)
-				}
-			}
-			db := filepath.Join(t.TempDir(), "k.duckdb")
-			dataset := filepath.Join(t.TempDir(), "dataset")
-			if r := runCLI(t, "ingest", "--quiet", "--db", db, dir); r.code != ExitOK {
-				t.Fatalf("ingest %s: %+v", dir, r)
-			}
-			if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
-				t.Fatalf("export --dataset: %+v", r)
-			}
-			windows := [][]string{nil}
-			for _, w := range exp.Windows {
-				windows = append(windows, []string{"--since", w.Since.Format(time.RFC3339), "--until", w.Until.Format(time.RFC3339)})
-			}
-			for _, window := range windows {
-				args := append([]string{"-o", "json"}, append(window, exp.Args...)...)
-				want := reportFindings(t, runCLI(t, append([]string{"analyze", "--db", db}, args...)...))
-				got := reportFindings(t, runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...))
-				if got != want {
-					t.Errorf("analyze --dataset %v differs from analyze --db:\n%s\nwant\n%s", window, got, want)
-				}
-			}
-		})
-	}
-}
 
 // reportFindings returns the findings and the rules' outcomes of a -o json report.
 func reportFindings(t *testing.T, r result) string {

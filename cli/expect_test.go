@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/rules"
 )
 
@@ -43,20 +44,17 @@ type ruleCoverage struct {
 	Coverage []analyze.Coverage
 }
 
-// TestScenarioExpectations loads every samples/<scenario>/ that has an expect.yaml, analyzes it
-// (whole, then each window) and checks that every must_find matches a finding and no
-// must_not_find does, and the coverage of the rules it names.
+// TestScenarioExpectations loads every samples/<scenario>/ (each must have an expect.yaml),
+// analyzes it (whole, then each window) and checks that every must_find matches a finding and no
+// must_not_find does, and the coverage of the rules it names. It also exports the database into a
+// dataset and checks that analyze --dataset reports exactly what analyze --db reports, for the
+// whole recording and for each window (the days read are then only those the window and the rules'
+// lookback need); one load and one analyze --db per window serve both checks.
 func TestScenarioExpectations(t *testing.T) {
-	paths, err := filepath.Glob("../samples/*/expect.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatal("no samples/*/expect.yaml")
-	}
-	for _, path := range paths {
-		dir := filepath.Dir(path)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+	for _, scenario := range testutil.Scenarios(t, "../samples") {
+		dir := filepath.Join("../samples", scenario)
+		path := filepath.Join(dir, "expect.yaml")
+		t.Run(scenario, func(t *testing.T) {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -68,13 +66,21 @@ func TestScenarioExpectations(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			db := filepath.Join(t.TempDir(), "k.duckdb")
+			dataset := filepath.Join(t.TempDir(), "dataset")
 			if r := runCLI(t, "ingest", "--quiet", "--db", db, dir); r.code != ExitOK {
 				t.Fatalf("ingest %s: %+v", dir, r)
+			}
+			if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+				t.Fatalf("export --dataset: %+v", r)
 			}
 			check := func(what string, args []string, whole bool, mustFind, mustNotFind []rules.Match) {
 				r := runCLI(t, append([]string{"analyze", "--db", db, "-o", "json"}, args...)...)
 				if r.code != ExitOK {
 					t.Fatalf("%s: analyze %v: %+v", what, args, r)
+				}
+				fromDataset := runCLI(t, append([]string{"analyze", "--dataset", dataset, "-o", "json"}, args...)...)
+				if got, want := reportFindings(t, fromDataset), reportFindings(t, r); got != want {
+					t.Errorf("%s: analyze --dataset %v differs from analyze --db:\n%s\nwant\n%s", what, args, got, want)
 				}
 				var rep struct {
 					Findings []analyze.Finding

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/internal/testutil"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
@@ -63,24 +64,11 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 	return doc
 }
 
-// scenarioDB loads samples/<sc> into an in-memory database.
+// scenarioDB returns a database of the test's own with samples/<sc> loaded, taken from the test
+// database cache that analyze's tests share (internal/testdb).
 func scenarioDB(t testing.TB, sc string) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := ingest.ExpandPaths([]string{filepath.Join("samples", sc)})
-	if err != nil {
-		db.Close()
-		t.Fatal(err)
-	}
-	if _, err := ingest.New(db, ingest.Options{}).Ingest(ctx, inputs); err != nil {
-		db.Close()
-		t.Fatalf("loading %s: %v", sc, err)
-	}
-	return db
+	return testdb.Ingest(t, ingest.Options{}, filepath.Join("samples", sc))
 }
 
 // checkGolden compares doc as indented JSON with analyze/htmlreport/testdata/<name>.golden.json, or
