@@ -47,7 +47,8 @@ const (
 var watchStreamsStart = time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
 
 // watchStreamsClients is how many clients of chainLength watches make about size bytes (each
-// watch is two events of about 1,350 bytes, plus the writes of the operators).
+// watch is two events of about 920 bytes, and the operators' writes add the rest of about 2,200
+// bytes a watch), and at least one client of each kind.
 func watchStreamsClients(size int64, chainLength int) int {
 	const bytesPerWatch = 2200
 	n := size / (int64(chainLength) * bytesPerWatch)
