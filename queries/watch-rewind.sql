@@ -148,7 +148,9 @@ handover_buckets AS (
 ended_watches AS (
     SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
     FROM watch_reqs
-    WHERE ended IS NOT NULL
+    -- a watch logged as ending before it started (a broken clock or log) continues no other: so every link goes
+    -- forward in time, the links never close a cycle, and the pointer jumping of loops ends
+    WHERE ended IS NOT NULL AND ended >= recv
 ),
 pred_handover AS (
     SELECT w.cluster, w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
@@ -177,13 +179,21 @@ links AS (
     FROM pred p JOIN watch_reqs w ON w.cluster = p.cluster AND w.audit_id = p.audit_id
     GROUP BY p.cluster, p.prev_id
 ),
-loops AS (
-    SELECT w.cluster, w.audit_id, w.audit_id AS loop_id
+-- Each watch's loop is named by the loop's first watch, found by pointer jumping: every watch starts at its
+-- predecessor, and each round replaces the watch it points at by where that one points, until it points at the
+-- first watch of its loop (which has no predecessor). A loop of L watches is resolved in about log2(L) rounds, each
+-- over the watches still on their way; walking the chain one link per round instead took L rounds, each joining
+-- the whole link table (quadratic in a long-lived client's loop). USING KEY keeps one row per watch, which a round
+-- overwrites, and lets it read every watch's current row (recurring.loops).
+loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
+    SELECT w.cluster, w.audit_id, coalesce(l.prev_id, w.audit_id), l.prev_id IS NULL
     FROM watch_reqs w
-    ANTI JOIN links l ON l.cluster = w.cluster AND l.audit_id = w.audit_id
-    UNION ALL
-    SELECT l.cluster, l.audit_id, c.loop_id
-    FROM loops c JOIN links l ON l.cluster = c.cluster AND l.prev_id = c.audit_id
+    LEFT JOIN links l ON l.cluster = w.cluster AND l.audit_id = w.audit_id
+    UNION
+    SELECT c.cluster, c.audit_id, p.loop_id, p.at_first
+    FROM loops c
+    JOIN recurring.loops p ON p.cluster = c.cluster AND p.audit_id = c.loop_id
+    WHERE NOT c.at_first
 ),
 -- the sequence of watch requests of each loop, with what came before
 watches AS (

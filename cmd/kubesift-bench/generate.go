@@ -54,9 +54,17 @@ func inputPath(dir, name string, gz bool) string {
 	return path
 }
 
-// generateAuditLog writes the input of the audit mix o.mix: internal/auditgen's log (bench), or
-// the recordings under o.samples replicated with fresh audit IDs and shifted times (samples).
+// generateAuditLog writes the input of the audit mix o.mix: internal/auditgen's log (bench), the
+// recordings under o.samples replicated with fresh audit IDs and shifted times (samples), or
+// long-lived watch streams of o.chainLength watches each (watchstreams).
 func generateAuditLog(stdout io.Writer, dir string, size int64, o options) (string, error) {
+	if o.mix == mixWatchStreams {
+		clients := watchStreamsClients(size, o.chainLength)
+		path := inputPath(dir, fmt.Sprintf("audit-watchstreams-%dx%d.log", clients, o.chainLength), o.gzip)
+		return path, writeInput(stdout, path, o.gzip, func(w io.Writer) (int64, int64, error) {
+			return writeWatchStreams(w, clients, o.chainLength)
+		})
+	}
 	if o.mix == mixSamples {
 		recs, err := readSamples(o.samples)
 		if err != nil {

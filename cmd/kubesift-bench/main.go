@@ -79,7 +79,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 type options struct {
 	kind, size, input, dir, memoryLimit string
 	mix, samples, baseDB                string
-	entries, runs, copies               int
+	entries, runs, copies, chainLength  int
 	shift                               time.Duration
 	gzip, generateOnly                  bool
 	largeBodies                         float64
@@ -87,8 +87,9 @@ type options struct {
 
 // The generated audit mixes (--mix).
 const (
-	mixBench   = "bench"
-	mixSamples = "samples"
+	mixBench        = "bench"
+	mixSamples      = "samples"
+	mixWatchStreams = "watchstreams"
 )
 
 func parseFlags(args []string, stdout io.Writer) (options, error) {
@@ -108,7 +109,8 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	fs.Float64Var(&o.largeBodies, "large-body-fraction", 0.002, "share of generated audit events with a 64-512 KB body")
 	fs.BoolVar(&o.generateOnly, "generate-only", false, "write the generated input into --dir and stop")
 	fs.StringVar(&o.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "kubesift's --memory-limit for the measured loads")
-	fs.StringVar(&o.mix, "mix", mixBench, "generated audit log: bench (internal/auditgen) or samples (the recordings under --samples, replicated with fresh audit IDs and shifted times)")
+	fs.StringVar(&o.mix, "mix", mixBench, "generated audit log: bench (internal/auditgen), samples (the recordings under --samples, replicated with fresh audit IDs and shifted times) or watchstreams (long-lived clients re-watching one collection each, --chain-length watches per client)")
+	fs.IntVar(&o.chainLength, "chain-length", 1000, "watches per client of --mix watchstreams")
 	fs.StringVar(&o.samples, "samples", "samples", "directory of recordings for --mix samples (its */audit.log and */audit.log.gz)")
 	fs.StringVar(&o.baseDB, "base-db", "", "kubesift's loads append to a copy of this database instead of an empty one (the baselines still load into an empty file)")
 	fs.IntVar(&o.copies, "copies", 0, "with --generate-only and --input: write this many copies of the input into --dir, copy N with fresh audit IDs and times shifted by N × --shift")
@@ -126,8 +128,10 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 		return o, usagef("--runs and --entries must be at least 1")
 	case o.kind != "audit" && o.kind != "conntrack":
 		return o, usagef("unknown --kind %q (want audit or conntrack)", o.kind)
-	case o.mix != mixBench && o.mix != mixSamples:
-		return o, usagef("unknown --mix %q (want %s or %s)", o.mix, mixBench, mixSamples)
+	case o.mix != mixBench && o.mix != mixSamples && o.mix != mixWatchStreams:
+		return o, usagef("unknown --mix %q (want %s, %s or %s)", o.mix, mixBench, mixSamples, mixWatchStreams)
+	case o.chainLength < 1 || (fs.Changed("chain-length") && o.mix != mixWatchStreams):
+		return o, usagef("--chain-length must be at least 1, and only with --mix %s", mixWatchStreams)
 	case o.copies < 0 || o.shift <= 0:
 		return o, usagef("--copies must not be negative and --shift must be positive")
 	case o.copies > 0 && (!o.generateOnly || o.input == "" || o.dir == ""):

@@ -29,7 +29,7 @@ func TestParseSize(t *testing.T) {
 
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"--kind", "pcap"}, {"--runs", "0"}, {"--generate-only"}, {"extra"}, {"--no-such-flag"},
-		{"--mix", "random"}, {"--input", "x.log", "--mix", "samples"}, {"--copies", "2", "--input", "x.log"}, {"--generate-only", "--dir", "d", "--input", "x.log"}} {
+		{"--mix", "random"}, {"--input", "x.log", "--mix", "samples"}, {"--chain-length", "10"}, {"--mix", "watchstreams", "--chain-length", "0"}, {"--copies", "2", "--input", "x.log"}, {"--generate-only", "--dir", "d", "--input", "x.log"}} {
 		if _, err := parseFlags(args, io.Discard); !errors.As(err, new(usageError)) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
