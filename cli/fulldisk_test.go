@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -23,25 +24,10 @@ func TestFullDiskIsReportedOnce(t *testing.T) {
 	}
 	db := filepath.Join(dir, "k.duckdb")
 
-	// The limit is inherited by the child; with SIGXFSZ ignored, a write past it fails with
-	// EFBIG instead of killing the process.
-	signal.Ignore(syscall.SIGXFSZ)
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
-	}
 	cmd := kubesift("ingest", "--db", db, logs)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 2 << 20, Max: old.Max}); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Start()
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	runWithFileSizeLimit(t, cmd, 2<<20)
 	out := stderr.String()
 	if code := cmd.ProcessState.ExitCode(); code != ExitPartial {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitPartial, out)
@@ -63,16 +49,31 @@ func TestFullDiskIsReportedOnce(t *testing.T) {
 func TestFullDiskForTheEvidence(t *testing.T) {
 	db := loadedDB(t)
 	tmp := t.TempDir()
+	cmd := kubesift("analyze", "--db", db, "-o", "json")
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runWithFileSizeLimit(t, cmd, 1<<10)
+	out := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out, "file too large") || !strings.Contains(out, "findings' evidence") {
+		t.Errorf("exit %d; want a failure naming the evidence file and the error; stderr:\n%s", code, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kubesift-evidence-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// runWithFileSizeLimit runs cmd with its files limited to limitBytes, a stand-in for a full
+// disk: the limit is inherited by the child, and with SIGXFSZ ignored a write past it fails with
+// EFBIG instead of killing the process.
+func runWithFileSizeLimit(t *testing.T, cmd *exec.Cmd, limitBytes uint64) {
+	t.Helper()
 	signal.Ignore(syscall.SIGXFSZ)
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
 	}
-	cmd := kubesift("analyze", "--db", db, "-o", "json")
-	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 10, Max: old.Max}); err != nil {
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limitBytes, Max: old.Max}); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Start()
@@ -81,11 +82,4 @@ func TestFullDiskForTheEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	out := stderr.String()
-	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out, "file too large") || !strings.Contains(out, "findings' evidence") {
-		t.Errorf("exit %d; want a failure naming the evidence file and the error; stderr:\n%s", code, out)
-	}
-	if left, _ := filepath.Glob(filepath.Join(tmp, "kubesift-evidence-*")); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
-	}
 }
