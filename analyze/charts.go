@@ -10,22 +10,6 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
-// ChartRows runs the chart queries (rules.Chart.Query) of the report's findings, sandboxed:
-// rows[i][j] holds the rows of chart j of finding i as a JSON list of objects, nil for a chart
-// drawn from the evidence.
-func ChartRows(ctx context.Context, db *store.DB, rep *Report) ([][]json.RawMessage, error) {
-	charts := NewCharts(ctx, db, rep)
-	defer charts.Close()
-	out := make([][]json.RawMessage, len(rep.Findings))
-	for i, f := range rep.Findings {
-		var err error
-		if out[i], err = charts.Rows(f); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // Charts runs the chart queries of a report's findings one finding at a time (Rows), for a
 // report written a finding at a time; Close it when done.
 type Charts struct {
@@ -45,8 +29,8 @@ func NewCharts(ctx context.Context, db *store.DB, rep *Report) *Charts {
 	return &Charts{ctx: ctx, db: db, rep: rep, byID: byID}
 }
 
-// Rows returns the rows of each chart of f's rule (see ChartRows): nil for a chart drawn from
-// the evidence.
+// Rows returns the rows of each chart of f's rule as JSON lists of objects: nil for a chart
+// drawn from the evidence.
 func (c *Charts) Rows(f Finding) ([]json.RawMessage, error) {
 	charts := c.byID[f.Rule].Charts
 	out := make([]json.RawMessage, len(charts))

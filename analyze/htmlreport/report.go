@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"io"
 	"iter"
-	"slices"
 	"strings"
 	"time"
 
@@ -69,24 +68,6 @@ type Evidence struct {
 	Columns []string   `json:"columns"`
 	Total   int        `json:"total"`
 	Rows    [][]string `json:"-"`
-}
-
-// Build turns a report into the page's data, drawing each finding's charts from its evidence
-// or, for a chart with a query, from queried[finding][chart] (see analyze.ChartRows).
-func Build(rep *analyze.Report, queried [][]json.RawMessage) (*Document, error) {
-	doc, byID := header(rep)
-	for i, f := range rep.Findings {
-		var rows []json.RawMessage
-		if i < len(queried) {
-			rows = queried[i]
-		}
-		fv, err := section(byID, i, f, rows)
-		if err != nil {
-			return nil, err
-		}
-		doc.Findings = append(doc.Findings, fv)
-	}
-	return doc, nil
 }
 
 // header is the page's data without the findings, and the rules by id.
@@ -203,15 +184,10 @@ func renderPage(w io.Writer, p pageData) error {
 	return reportPage.Execute(w, p)
 }
 
-// Write renders doc as one HTML page with its styles, script and charts inline.
-func Write(w io.Writer, doc *Document) error {
-	return renderPage(w, pageData{Document: doc, HasFindings: len(doc.Findings) > 0,
-		Overview: slices.Values(doc.Findings), Sections: slices.Values(doc.Findings)})
-}
-
-// WriteReport renders rep as Write renders its Build, one finding at a time: each section (its
-// evidence read back, its chart rows from chartRows, see analyze.Charts) is built, written and
-// dropped before the next, so the page's size does not have to fit in memory.
+// WriteReport renders rep as one HTML page with its styles, script and charts inline, one
+// finding at a time: each section (its evidence read back, its chart rows from chartRows, see
+// analyze.Charts) is built, written and dropped before the next, so the page's size does not
+// have to fit in memory.
 func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Finding) ([]json.RawMessage, error)) error {
 	doc, byID := header(rep)
 	var sectionErr error

@@ -52,14 +52,7 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 	}
 	defer rep.Close()
 	rep.Version = "test"
-	queried, err := analyze.ChartRows(ctx, db, rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := Build(rep, queried)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := buildDoc(t, ctx, db, rep)
 	docs.Store(sc, doc)
 	return doc
 }
@@ -264,16 +257,8 @@ func TestWriteReportIsWriteOfBuild(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rep.Close()
-			queried, err := analyze.ChartRows(ctx, db, rep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			doc, err := Build(rep, queried)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var whole, streamed bytes.Buffer
-			if err := Write(&whole, doc); err != nil {
+			if err := Write(&whole, buildDoc(t, ctx, db, rep)); err != nil {
 				t.Fatal(err)
 			}
 			charts := analyze.NewCharts(ctx, db, rep)
