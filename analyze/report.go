@@ -18,7 +18,7 @@ import (
 // Formats lists the report formats.
 var Formats = []string{"table", "wide", "json", "ndjson", "csv", "xlsx", "parquet", "markdown"}
 
-// WriteContext renders rep in format; ctx bounds the Parquet writer's DuckDB.
+// WriteContext renders rep in format; ctx cancels the Parquet writer.
 func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) error {
 	switch format {
 	case "table":

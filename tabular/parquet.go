@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -14,9 +12,12 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 )
 
-// Every Parquet file kubesift writes comes from DuckDB's own writer: COPY (query) TO 'file'
-// (FORMAT parquet, COMPRESSION zstd). Tables of Go values are first loaded into a scratch
-// in-memory DuckDB; results of sandboxed user SQL are handed over as Arrow (see ParquetFromArrow).
+// Parquet files of rows that are in DuckDB come from DuckDB's own writer: COPY (query) TO 'file'
+// (FORMAT parquet, COMPRESSION zstd), from the database itself (export) or, for results of
+// sandboxed user SQL, from a scratch DuckDB that sees them as Arrow (ParquetFromArrow). Tables of
+// Go values (the findings) are written by arrow-go's Parquet writer a row group at a time
+// (Parquet, parquet_table.go): loading them into a scratch DuckDB first held every row in memory,
+// and DuckDB's COPY ran out of memory when that scratch database was bounded.
 
 // Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.
 type Execer interface {
@@ -35,9 +36,6 @@ func copySQL(query, path string) string {
 
 // Quote makes s a SQL string literal.
 func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// QuoteIdent makes s a SQL identifier.
-func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // ViaFile runs write with the name of a file and makes what it wrote land in w: for writers
 // such as DuckDB's COPY that need a file name. When w is itself a regular file, empty, with a
@@ -82,65 +80,6 @@ func scratch(ctx context.Context) (*sql.DB, *sql.Conn, error) {
 		return nil, nil, err
 	}
 	return db, conn, nil
-}
-
-// Parquet writes t to w as Parquet. Every column needs its DuckDB Type.
-func Parquet(ctx context.Context, w io.Writer, t *Table) error {
-	db, conn, err := scratch(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	defer conn.Close()
-	cols := make([]string, len(t.Columns))
-	marks := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		if c.Type == "" {
-			return fmt.Errorf("column %s has no type", c.Name)
-		}
-		cols[i] = QuoteIdent(c.Name) + " " + c.Type
-		marks[i] = "?"
-	}
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE rows ("+strings.Join(cols, ", ")+")"); err != nil {
-		return err
-	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, "INSERT INTO rows VALUES ("+strings.Join(marks, ", ")+")")
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	err = t.Each(func(row []any) error {
-		args := make([]any, len(row))
-		for i, v := range row {
-			args[i] = sqlArg(v)
-		}
-		_, err := ins.ExecContext(ctx, args...)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	return ViaFile(w, func(path string) error { return CopyParquet(ctx, conn, "SELECT * FROM rows", path) })
-}
-
-func sqlArg(v any) any {
-	switch x := v.(type) {
-	case []byte:
-		return string(x)
-	case json.RawMessage:
-		return string(x)
-	case []any, map[string]any:
-		return Text(x)
-	}
-	return v
 }
 
 // ParquetFromArrow writes the rows of reader to w as Parquet, through a scratch DuckDB that
