@@ -18,8 +18,9 @@ import (
 )
 
 // A row group of Parquet's output ends when its values reach parquetRowGroupBytes (text counted by
-// its length, other values as 8 bytes) or it holds parquetRowGroupRows rows (DuckDB's default row
-// group size): what Parquet holds in memory at once, whatever the number of rows.
+// its length, numbers and times as 8 bytes, NULL as 1) or it holds parquetRowGroupRows rows
+// (DuckDB's default row group size): what Parquet holds in memory at once, whatever the number of
+// rows.
 var (
 	parquetRowGroupBytes = 16 << 20
 	parquetRowGroupRows  = 122_880

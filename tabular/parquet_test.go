@@ -236,3 +236,25 @@ func TestParquetRefusesWhatItCannotWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetOfNoRows: a table without rows (a report without findings) is a file DuckDB reads as
+// its columns, typed, and no row.
+func TestParquetOfNoRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := Parquet(context.Background(), f, &Table{Columns: parquetColumns}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, want := readBack(t, db, path), "text VARCHAR | doc JSON | n BIGINT | at TIMESTAMPTZ | doc_text VARCHAR | "; got != want {
+		t.Errorf("read back %q, want %q", got, want)
+	}
+}
