@@ -11,17 +11,19 @@
 -- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
 -- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
 -- memory stays that of a small input however large the audit log grows (without pieces it ran out of memory at 4M
--- events under the default limit). Within a piece, whatever grows with locks × watch requests (the pairs of a lock
--- and a watch request open while it was written) passes only through joins, integer GROUP BYs and window sorts,
--- which DuckDB spills to disk; aggregates whose state is a string, a list or a DISTINCT set (which never spill)
--- only see the reported locks' own rows and at most 50 watchers of each.
+-- events under the default limit; what bounds a piece now is the evidence text of its reported locks, which an
+-- aggregate holds and never spills: with pieces of 1M events, out of memory at 10M). Within a piece, the pairs of a
+-- lock and a watcher (which grow with locks × watchers) stream from a join into per-lock aggregates of integers (a
+-- count and the first 50); aggregates whose state is a string, a list or a DISTINCT set only see the reported locks'
+-- own rows and at most 50 watchers of each.
 WITH
 -- successful writes of the lock-capable resources, one row per request (from the start of the lookback up to the end
 -- of the window: the previous state of an object is needed at the start of the window; in_win marks the writes
 -- inside it; a lock whose last write before the window is older than the lookback starts with an acquisition), with what
 -- their body says (the bodies themselves are not carried through the window functions below: they would hold every
--- body in memory at once; nor are the writes kept: each reader scans them again rather than hold them in memory)
-writes AS NOT MATERIALIZED (
+-- body in memory at once); kept for their three readers, so that audit_events is scanned for them once: a piece's
+-- writes are a share of its rows, which the piece size bounds
+writes AS MATERIALIZED (
     SELECT b.* EXCLUDE (body, ref_name),
            (b.body IS NOT NULL) AS has_body,
            coalesce(b.ref_name, b.body->'metadata'->>'name') AS name,
@@ -201,21 +203,31 @@ watch_reqs AS (
 ),
 -- the locks that are reported (enough updates): only they need watchers and evidence
 reported AS (
-    SELECT cluster, kind, namespace, name, first_at, last_at,
+    SELECT cluster, kind, namespace, name, first_at, last_at, from_audit,
            CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource,
            row_number() OVER (ORDER BY cluster, kind, namespace, name) AS lock_id
     FROM lock_stats
     WHERE updates >= CAST($min_updates_count AS BIGINT)
 ),
 -- what each watch request covers, as equality keys: its namespace ('' = all namespaces) and each name its field
--- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join
+-- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join.
+-- prev_ended_at: the latest end of the watcher's earlier requests under the same key (NULL for its first one).
+-- single_key: the watcher's requests of this resource never meet a lock under two keys (no field selector, and not
+-- both cluster-wide and namespaced watches), so that its first request open while a lock was written is the one
+-- whose earlier requests had all ended before the lock's first write (see lock_watchers)
 watch_keys AS (
-    SELECT w.req_id, w.watcher_id, w.cluster, w.resource, w.started_at, w.ended_at, w.user_agent,
-           coalesce(w.namespace, '') AS ns_key, sel.name_key
-    FROM watch_reqs w,
-         unnest(CASE WHEN coalesce(w.field_selector, '') LIKE '%metadata.name=%'
-                     THEN list_distinct(regexp_extract_all(w.field_selector, 'metadata\.name=([^,]*)', 1))
-                     ELSE [''] END) AS sel(name_key)
+    SELECT k.*,
+           max(k.ended_at) OVER (PARTITION BY k.cluster, k.resource, k.watcher_id, k.ns_key, k.name_key ORDER BY k.req_id
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ended_at,
+           bool_and(k.name_key = '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)
+             AND (bool_and(k.ns_key = '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)
+                  OR bool_and(k.ns_key <> '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)) AS single_key
+    FROM (SELECT w.req_id, w.watcher_id, w.cluster, w.resource, w.started_at, w.ended_at, w.user_agent,
+                 coalesce(w.namespace, '') AS ns_key, sel.name_key
+          FROM watch_reqs w,
+               unnest(CASE WHEN coalesce(w.field_selector, '') LIKE '%metadata.name=%'
+                           THEN list_distinct(regexp_extract_all(w.field_selector, 'metadata\.name=([^,]*)', 1))
+                           ELSE [''] END) AS sel(name_key)) k
 ),
 -- each reported lock under the four keys a watch of it may have: its namespace or all, its name or all
 lock_keys AS (
@@ -224,69 +236,90 @@ lock_keys AS (
          unnest(list_distinct([r.namespace, ''])) AS n(ns_key),
          unnest(list_distinct([r.name, ''])) AS k(name_key)
 ),
--- the watch requests of each lock whose watch was open while the lock was written
-lock_watch_reqs AS (
-    SELECT k.lock_id, w.watcher_id, w.req_id
+-- the watchers of each lock (every one of them receives each lock write), with their first watch request open while
+-- the lock was written: one row per lock and watcher. This grows with locks × watchers, so it is made without
+-- grouping the pairs: a single-key watcher's first such request is the one whose earlier requests all ended
+-- before the lock's first write (every earlier request started before it, hence before the lock's last write);
+-- only the pairs of the other watchers (field selectors, or both cluster-wide and namespaced watches) are grouped
+lock_watchers AS (
+    SELECT k.lock_id, w.watcher_id, w.req_id AS first_req
     FROM lock_keys k
     JOIN watch_keys w
       ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
      AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
-),
--- the watchers of each lock (every one of them receives each lock write), with their first request and how many:
--- integer keys and states only, as this grows with locks × watchers and may have to spill to disk
-lock_watchers AS (
-    SELECT lock_id, watcher_id, min(req_id) AS first_req, count(*) AS requests
-    FROM lock_watch_reqs
+    WHERE w.single_key AND (w.prev_ended_at IS NULL OR w.prev_ended_at < k.first_at)
+    UNION ALL
+    SELECT k.lock_id, w.watcher_id, min(w.req_id)
+    FROM lock_keys k
+    JOIN watch_keys w
+      ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
+     AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
+    WHERE NOT w.single_key
     GROUP BY ALL
 ),
--- per lock: the first 50 watchers (the evidence list's length) in the order they started watching, and how many
--- there are: a window over lock_watchers, which sorts (and spills) rather than keep per-lock lists in memory
-lock_watcher_top AS (
-    SELECT lock_id, watcher_id, first_req, requests,
-           count(*) OVER (PARTITION BY lock_id) AS watchers
+-- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching:
+-- aggregates whose state per lock is a count and at most 50 pairs of integers
+lock_watcher_stats AS (
+    SELECT lock_id, count(*) AS watchers,
+           min_by(struct_pack(watcher_id := watcher_id, first_req := first_req), first_req, 50) AS top
     FROM lock_watchers
-    QUALIFY row_number() OVER (PARTITION BY lock_id ORDER BY first_req) <= 50
+    GROUP BY lock_id
+),
+-- the shown watchers of each lock, pos = 1, 2, … in that order
+lock_watcher_top AS (
+    SELECT lock_id, unnest(list_transform(top, (t, i) -> struct_insert(t, pos := i)), recursive := true)
+    FROM lock_watcher_stats
 ),
 watcher_agg AS (
-    SELECT r.cluster, r.kind, r.namespace, r.name, any_value(t.watchers) AS watchers
-    FROM lock_watcher_top t JOIN reported r USING (lock_id)
-    GROUP BY ALL
+    SELECT r.cluster, r.kind, r.namespace, r.name, s.watchers
+    FROM lock_watcher_stats s JOIN reported r USING (lock_id)
 ),
--- the user agents of the shown watchers' watch requests of their lock (joined again for the shown watchers only, one
--- row per distinct user agent), joined in order
-shown_user_agents AS (
-    SELECT lock_id, watcher_id, string_agg(user_agent, ', ' ORDER BY user_agent) AS user_agent
-    FROM (SELECT DISTINCT t.lock_id, t.watcher_id, w.user_agent
-          FROM lock_watcher_top t
-          JOIN lock_keys k ON k.lock_id = t.lock_id
-          JOIN watch_keys w
-            ON w.watcher_id = t.watcher_id AND w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key
-           AND w.name_key = k.name_key AND w.started_at <= k.last_at AND w.ended_at >= k.first_at)
+-- the keys of the shown watchers' locks (materialized: joined to the watch requests on all keys at once, never on the
+-- watcher alone, which would pair each shown watcher with its requests of every namespace)
+shown_keys AS MATERIALIZED (
+    SELECT t.lock_id, t.watcher_id, k.cluster, k.resource, k.ns_key, k.name_key, k.first_at, k.last_at
+    FROM lock_watcher_top t JOIN lock_keys k USING (lock_id)
+),
+-- the shown watchers' watch requests open while their lock was written (joined again for them only): how many, and
+-- their distinct user agents in order
+shown_requests AS (
+    SELECT s.lock_id, s.watcher_id, count(DISTINCT w.req_id) AS requests,
+           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
+    FROM shown_keys s
+    JOIN watch_keys w
+      ON w.watcher_id = s.watcher_id AND w.cluster = s.cluster AND w.resource = s.resource AND w.ns_key = s.ns_key
+     AND w.name_key = s.name_key AND w.started_at <= s.last_at AND w.ended_at >= s.first_at
     GROUP BY ALL
 ),
 -- the watchers shown in evidence: the first watch request's details, how many requests and their user agents
 shown_watchers AS (
-    SELECT r.cluster, r.kind, r.namespace, r.name, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file,
-           f.source_line, t.requests, u.user_agent
+    SELECT t.lock_id, t.pos, f.username, f.client_ip, f.started_at, f.audit_id, f.source_file, f.source_line,
+           u.requests, u.user_agent
     FROM lock_watcher_top t
-    JOIN shown_user_agents u USING (lock_id, watcher_id)
-    JOIN reported r USING (lock_id)
+    JOIN shown_requests u USING (lock_id, watcher_id)
     JOIN watch_reqs f ON f.req_id = t.first_req
+),
+-- the Services the audit log names (one scan for both readers below); seen: one that a successful write or get shows
+svc_audit AS MATERIALIZED (
+    SELECT coalesce(cluster, '') AS cluster, namespace, name,
+           bool_or(coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
+                   AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL) AS seen
+    FROM audit_events
+    WHERE resource = 'services'
+    GROUP BY ALL
 ),
 svc_seen AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
     WHERE NOT coalesce(deleted, false) AND ks_in_piece(cluster, namespace, $piece, $pieces)
     UNION
-    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM audit_events
-    WHERE resource = 'services' AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
-      AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL
-      AND ks_in_piece(cluster, namespace, $piece, $pieces)
+    SELECT cluster, namespace, name FROM svc_audit
+    WHERE seen AND ks_in_piece(cluster, namespace, $piece, $pieces)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster FROM services
     UNION
-    SELECT DISTINCT coalesce(cluster, '') AS cluster FROM audit_events WHERE resource = 'services'
+    SELECT DISTINCT cluster FROM svc_audit
 ),
 ann_findings AS (
     SELECT l.*,
@@ -308,20 +341,20 @@ ann_scored AS (
     FROM ann_findings f
 ),
 -- evidence of the reported locks: the first 50 items (lock writes, then watchers, then snapshots) and how many
--- there are in all
+-- there are in all; pos numbers the items of each group of a lock in order
 ann_evidence_rows AS (
     -- lock writes: the first 5, every acquisition, holder change and release, and the last one
-    SELECT cluster, kind, namespace, name, 1 AS grp, ts, audit_id AS ord,
+    SELECT r.lock_id, 1 AS grp, row_number() OVER (PARTITION BY r.lock_id ORDER BY w.ts, w.audit_id) AS pos,
            struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
                        audit_id := audit_id, verb := verb, file := source_file, line := source_line,
                        user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
                        holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
-    FROM lock_writes_flag
-    JOIN reported USING (cluster, kind, namespace, name)
+    FROM lock_writes_flag w
+    JOIN reported r USING (cluster, kind, namespace, name)
     WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
     UNION ALL
     -- the distinct watchers, with their first watch request in the window
-    SELECT cluster, kind, namespace, name, 2, started_at, audit_id,
+    SELECT lock_id, 2, pos,
            struct_pack(type := 'watcher', action := 'watch', "at" := ks_time_us(started_at),
                        audit_id := audit_id, verb := 'watch', file := source_file, line := source_line,
                        user_name := username, user_agent := user_agent, client_ip := client_ip,
@@ -329,28 +362,38 @@ ann_evidence_rows AS (
     FROM shown_watchers
     UNION ALL
     -- snapshot-only locks: the observations where the holder changed
-    SELECT s.cluster, s.kind, s.namespace, s.name, 3, s.ts, s.source_file,
+    SELECT r.lock_id, 3, row_number() OVER (PARTITION BY r.lock_id ORDER BY s.ts, s.source_file, s.source_line),
            struct_pack(type := 'snapshot', action := 'holder', "at" := ks_time_us(s.ts),
                        audit_id := NULL::VARCHAR, verb := NULL::VARCHAR, file := s.source_file, line := s.source_line,
                        user_name := NULL::VARCHAR, user_agent := NULL::VARCHAR, client_ip := NULL::VARCHAR,
                        holder := s.holder, leader_transitions := s.transitions, watch_requests := NULL::BIGINT)
     FROM snap_seq s
-    JOIN lock_stats l USING (cluster, kind, namespace, name)
-    WHERE NOT l.from_audit AND l.updates >= CAST($min_updates_count AS BIGINT)
+    JOIN reported r USING (cluster, kind, namespace, name)
+    WHERE NOT r.from_audit
       AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
 ),
+ann_evidence_counts AS (
+    SELECT lock_id, count(*) FILTER (WHERE grp = 1) AS writes, count(*) FILTER (WHERE grp = 2) AS watchers,
+           count(*) FILTER (WHERE grp <> 2) AS not_watchers
+    FROM ann_evidence_rows
+    GROUP BY lock_id
+),
+-- the first 50 items of each lock, by their place among all its items (no window over the items themselves, which
+-- would sort every item with its payload)
+-- the first 50 items of each lock, by their place among all its items (no window over the items themselves, which
+-- would sort every item with its payload), as JSON text in order
 ann_evidence AS (
-    SELECT e.cluster, e.kind, e.namespace, e.name,
+    SELECT e.lock_id,
            -- the items as JSON text joined in order: a list of structs would hold every item at several times its
            -- size in aggregate state, which never spills
-           CAST('[' || string_agg(CAST(to_json(e.ev) AS VARCHAR), ',' ORDER BY e.grp, e.ts, e.ord) || ']' AS JSON) AS items,
-           any_value(coalesce(n.n_rows, 0)) + coalesce(any_value(wa.watchers), 0) AS n_items
-    FROM (SELECT * FROM ann_evidence_rows
-          QUALIFY row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY grp, ts, ord) <= 50) e
-    LEFT JOIN (SELECT cluster, kind, namespace, name, count(*) AS n_rows FROM ann_evidence_rows WHERE grp <> 2 GROUP BY ALL) n
-      USING (cluster, kind, namespace, name)
-    LEFT JOIN watcher_agg wa USING (cluster, kind, namespace, name)
-    GROUP BY ALL
+           CAST('[' || string_agg(CAST(to_json(e.ev) AS VARCHAR), ',' ORDER BY e.n) || ']' AS JSON) AS items,
+           any_value(e.not_watchers) + coalesce(any_value(wa.watchers), 0) AS n_items
+    FROM (SELECT e.*, c.not_watchers,
+                 CASE e.grp WHEN 1 THEN e.pos WHEN 2 THEN c.writes + e.pos ELSE c.writes + c.watchers + e.pos END AS n
+          FROM ann_evidence_rows e JOIN ann_evidence_counts c USING (lock_id)) e
+    LEFT JOIN lock_watcher_stats wa USING (lock_id)
+    WHERE e.n <= 50
+    GROUP BY e.lock_id
 ),
 ann_out AS (
     SELECT 'election-lock-churn' AS rule,
@@ -375,7 +418,8 @@ ann_out AS (
                        evidence_items := CAST(coalesce(e.n_items, 0) AS BIGINT)) AS facts,
            e.items AS evidence
     FROM ann_scored f
-    LEFT JOIN ann_evidence e USING (cluster, kind, namespace, name)
+    LEFT JOIN (SELECT r.cluster, r.kind, r.namespace, r.name, e.items, e.n_items
+               FROM ann_evidence e JOIN reported r USING (lock_id)) e USING (cluster, kind, namespace, name)
 ),
 -- ---------------------------------------------------------------- Lease holder churn (info)
 lease_obs AS (
