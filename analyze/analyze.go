@@ -101,6 +101,10 @@ type Options struct {
 	// Profile measures each rule's peak memory (Outcome.Profile.PeakRSS), resetting the process's
 	// peak before each rule.
 	Profile bool
+
+	// memoryShare is the database's memory limit as a share of the default one, by which the rows
+	// of a rule's pieces scale (see rules.Pieces); set by Run.
+	memoryShare float64
 }
 
 // Run evaluates rs over db. A rule whose input tables are all empty is not evaluated. A rule
@@ -114,6 +118,9 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	defer sandbox.Close()
+	if opt.memoryShare, err = memoryShare(db); err != nil {
+		return nil, err
+	}
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
 	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
@@ -318,7 +325,7 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	if err != nil {
 		return nil, fmt.Errorf("splitting the query into pieces: %w", err)
 	}
-	pieces := r.Pieces.Count(rows)
+	pieces := r.Pieces.Count(rows, opt.memoryShare)
 	var out []Finding
 	for piece := range pieces {
 		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
@@ -328,6 +335,15 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// memoryShare returns db's memory limit as a share of the default one.
+func memoryShare(db *store.DB) (float64, error) {
+	def, err := store.ParseMemoryLimit(store.DefaultMemoryLimit)
+	if err != nil {
+		return 0, err
+	}
+	return float64(db.MemoryLimitBytes) / float64(def), nil
 }
 
 // pieceArgs adds to args the parameters that select piece (from 0) of pieces, for a rule that

@@ -302,7 +302,7 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := rs[0].Pieces.Count(rows)
+		want := rs[0].Pieces.Count(rows, 1)
 		rep, err := Run(ctx, db, rs, Options{Since: tc.since, Until: tc.until})
 		if err != nil || rep.Outcomes[0].Err != nil {
 			t.Fatalf("%s: %v %v", tc.name, err, rep.Outcomes[0].Err)
@@ -312,8 +312,26 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		}
 	}
 	all, _ := db.Schema.RowCount(ctx, db, "audit_events")
-	if windowed, _ := db.Schema.RowCountIn(ctx, db, "audit_events", ptr(mid.Add(-time.Hour)), &until); rs[0].Pieces.Count(windowed) >= rs[0].Pieces.Count(all) {
+	if windowed, _ := db.Schema.RowCountIn(ctx, db, "audit_events", ptr(mid.Add(-time.Hour)), &until); rs[0].Pieces.Count(windowed, 1) >= rs[0].Pieces.Count(all, 1) {
 		t.Errorf("the window (%d rows) does not make fewer pieces than the whole table (%d rows)", windowed, all)
+	}
+	// under half the default memory limit, pieces of half the rows: twice as many
+	path := db.Path
+	db.Close()
+	half, err := store.Open(ctx, path, ingest.Schema(), store.Options{MemoryLimit: "425MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer half.Close()
+	rep, err := Run(ctx, half, rs, Options{})
+	if err != nil || rep.Outcomes[0].Err != nil {
+		t.Fatalf("half the memory: %v %v", err, rep.Outcomes[0].Err)
+	}
+	want := rs[0].Pieces.Count(all, 0.5)
+	if want <= rs[0].Pieces.Count(all, 1) || int64(len(rep.Findings)) != want ||
+		!strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+		t.Errorf("half the memory: %d findings (%s), want %d pieces for %d rows (%d under the default limit)",
+			len(rep.Findings), rep.Findings[0].Subject, want, all, rs[0].Pieces.Count(all, 1))
 	}
 }
 
@@ -343,7 +361,7 @@ func TestPiecesGiveTheSameFindings(t *testing.T) {
 		whole.Pieces = &rules.Pieces{Table: r.Pieces.Table, Rows: rows}
 		split := r
 		split.Pieces = &rules.Pieces{Table: r.Pieces.Table, Rows: rows/7 + 1}
-		if n := split.Pieces.Count(rows); n != 7 {
+		if n := split.Pieces.Count(rows, 1); n != 7 {
 			t.Fatalf("%s: %d pieces, want 7", r.ID, n)
 		}
 		var got [2]string

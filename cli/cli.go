@@ -127,7 +127,7 @@ func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	fs.SetOutput(e.stderr)
 	c := &commonFlags{stderr: e.stderr}
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
-	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files")
+	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files, and rules that run in pieces use pieces in proportion to it")
 	fs.Usage = func() {
 		if e.describe != nil {
 			e.describe(name, args, doc, fs)
@@ -162,6 +162,11 @@ func parse(fs *pflag.FlagSet, args []string) error {
 			return err
 		}
 		return usageError{err}
+	}
+	if f := fs.Lookup("memory-limit"); f != nil {
+		if _, err := store.ParseMemoryLimit(f.Value.String()); err != nil {
+			return usageError{fmt.Errorf("--memory-limit: %w", err)}
+		}
 	}
 	return nil
 }

@@ -220,6 +220,8 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{[]string{"run", "--summary", "yaml", "x"}, ExitUsage, `unknown --summary "yaml"`},
 		{[]string{"run", "--db", "x.duckdb", "--retain", "a week", "x"}, ExitUsage, "--retain wants a period like 7d"},
 		{[]string{"ingest", "--at", "yesterday", "x"}, ExitUsage, "--at wants an RFC3339 time"},
+		{[]string{"ingest", "--memory-limit", "lots", "x"}, ExitUsage, `--memory-limit: memory limit "lots"`},
+		{[]string{"query", "--memory-limit", "0MB", "SELECT 1"}, ExitUsage, "want more than 0 bytes"},
 		{[]string{"ingest", "-h"}, ExitOK, ""},
 		{[]string{"query", "-h"}, ExitOK, ""},
 		{[]string{"run", "-h"}, ExitOK, ""},

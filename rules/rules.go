@@ -73,20 +73,26 @@ const (
 )
 
 // Pieces says how a rule's query is split: into one piece per Rows rows of Table in the rule's
-// window (from the start of its lookback; at least one piece),
-// each reading only its share of every input (hashed on keys no finding spans, e.g. cluster and
-// namespace), so that a piece's memory stays that of an input of Rows rows.
+// window (from the start of its lookback; at least one piece) under the default memory limit, and
+// proportionally fewer or more rows under a larger or smaller one, each piece reading only its
+// share of every input (hashed on keys no finding spans, e.g. cluster and namespace), so that a
+// piece's memory stays that of an input of Rows rows under the default limit.
 type Pieces struct {
 	Table string `yaml:"table"`
 	Rows  int64  `yaml:"rows"`
 }
 
-// Count returns how many pieces a table of rows rows makes (at least 1).
-func (p *Pieces) Count(rows int64) int64 {
-	if p == nil || rows <= p.Rows {
+// Count returns how many pieces a table of rows rows makes (at least 1) under a memory limit of
+// memoryShare times the default one: pieces of Rows × memoryShare rows (at least 1).
+func (p *Pieces) Count(rows int64, memoryShare float64) int64 {
+	if p == nil {
 		return 1
 	}
-	return (rows + p.Rows - 1) / p.Rows
+	per := max(int64(float64(p.Rows)*memoryShare), 1)
+	if rows <= per {
+		return 1
+	}
+	return (rows + per - 1) / per
 }
 
 // LookbackDuration returns the rule's lookback (0 without one).

@@ -152,9 +152,21 @@ func TestPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for rows, want := range map[int64]int64{0: 1, 1000: 1, 1001: 2, 10_000_000: 10_000} {
-		if got := rs[0].Pieces.Count(rows); got != want {
+		if got := rs[0].Pieces.Count(rows, 1); got != want {
 			t.Errorf("%d rows: %d pieces, want %d", rows, got, want)
 		}
+	}
+	// under a limit of a quarter of the default, pieces of 250 rows; under twice the default, of 2000
+	for rows, want := range map[int64]int64{0: 1, 250: 1, 251: 2, 1000: 4, 10_000_000: 40_000} {
+		if got := rs[0].Pieces.Count(rows, 0.25); got != want {
+			t.Errorf("%d rows, a quarter of the memory: %d pieces, want %d", rows, got, want)
+		}
+	}
+	if got := rs[0].Pieces.Count(10_000_000, 2); got != 5_000 {
+		t.Errorf("10M rows, twice the memory: %d pieces, want 5000", got)
+	}
+	if got := rs[0].Pieces.Count(10, 1e-9); got != 10 {
+		t.Errorf("10 rows under a tiny memory limit: %d pieces, want one per row", got)
 	}
 	write("pieces: {table: conntrack_entries, rows: 0}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
 	_, err = LoadDir(dir)
@@ -167,7 +179,7 @@ func TestPieces(t *testing.T) {
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "$piece is not a declared param") {
 		t.Errorf("$piece without pieces: %v", err)
 	}
-	if (*Pieces)(nil).Count(1<<40) != 1 {
+	if (*Pieces)(nil).Count(1<<40, 1) != 1 {
 		t.Error("a rule without pieces runs in one")
 	}
 }

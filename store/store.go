@@ -12,6 +12,7 @@ import (
 
 	"database/sql/driver"
 
+	"github.com/dustin/go-humanize"
 	"github.com/duckdb/duckdb-go/v2"
 )
 
@@ -22,6 +23,19 @@ const InMemory = ":memory:"
 // 2 GB audit log stays under 1 GiB of resident memory; DuckDB slows down sharply when a bulk
 // load gets much less than this (1.5x slower at 750MB).
 const DefaultMemoryLimit = "850MB"
+
+// ParseMemoryLimit reads a memory limit such as 850MB, 2GB or 1.5GiB (a number of bytes with an
+// SI or IEC unit) as bytes.
+func ParseMemoryLimit(s string) (uint64, error) {
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("memory limit %q (want a size such as 512MB or 2GB): %w", s, err)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("memory limit %q: want more than 0 bytes", s)
+	}
+	return n, nil
+}
 
 // RowGroupRows is the row group size of kubesift databases. DuckDB's default (122,880 rows)
 // means hundreds of MB per row group with audit events of a few KB, buffered per thread
@@ -40,6 +54,8 @@ type DB struct {
 	// how it was opened, for the sandbox (see Sandboxed)
 	readOnly    bool
 	memoryLimit string
+	// MemoryLimitBytes is the memory limit in bytes.
+	MemoryLimitBytes uint64
 	sandbox     sync.Once
 	sandboxed   error
 	// scratch is an in-memory database's private spill directory, removed on Close
@@ -65,6 +81,10 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	}
 	if opt.MemoryLimit == "" {
 		opt.MemoryLimit = DefaultMemoryLimit
+	}
+	memoryLimit, err := ParseMemoryLimit(opt.MemoryLimit)
+	if err != nil {
+		return nil, err
 	}
 	if opt.ReadOnly && path != InMemory {
 		if _, err := os.Stat(path); err != nil {
@@ -126,7 +146,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, scratch: scratch}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, MemoryLimitBytes: memoryLimit, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
