@@ -155,8 +155,8 @@ stream_ids AS (
           FROM reqs_epoch) k
 ),
 -- from here on a request carries numbers and its stream, not the strings of its key: the windows, joins and
--- materialized CTEs below move a few columns per watch; the strings are looked up in reqs for the few rows that
--- need them (repeat candidates, findings, evidence)
+-- materialized CTEs below move a few columns per watch; the strings are looked up in reqs (by cluster and audit
+-- ID) where they are needed: for the watches that repeat their version, the findings and the evidence
 reqs_win AS (
     SELECT r.cluster, r.audit_id, i.stream, r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
            (r.recv >= ks_window_start($since)) AS in_win
