@@ -72,7 +72,20 @@ epoch_starts AS (
     FROM server_revisions r
     WHERE r.rv * 2 < r.prev_rv
 ),
--- list and watch requests of collections, one row per request (cluster and audit ID)
+-- the lists answered 410 Expired (the only lists the rule follows), so that only their events are grouped into
+-- requests with the watches' (in the independent benchmark mix half of the list and watch events are lists, none
+-- answered 410)
+gone_list_ids AS (
+    SELECT DISTINCT coalesce(a.cluster, '') AS cluster, a.audit_id
+    FROM audit_events a
+    WHERE a.verb = 'list' AND a.code = 410 AND a.stage IN ('ResponseComplete', 'Panic')
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') = ''
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+),
+-- the watch requests and the lists answered 410 Expired of collections, one row per request (cluster and audit ID).
+-- Their events are read in two scans whose verb equality DuckDB pushes into the scan (an IN list it does not:
+-- it scans every row and filters above). All the events of a kept list are read: it has one answered 410.
 reqs AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
            coalesce(any_value(a.apiserver), '') AS apiserver,
@@ -99,16 +112,38 @@ reqs AS (
            bool_or(coalesce(a.list_continue, false)) AS is_continue,
            arg_min(a.source_file, a.stage_at) AS source_file,
            arg_min(a.source_line, a.stage_at) AS source_line
-    FROM audit_events a
-    WHERE a.verb IN ('watch', 'list')
-      AND a.resource IS NOT NULL
-      AND coalesce(a.subresource, '') = ''
-      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+    FROM (SELECT *
+          FROM audit_events a
+          WHERE a.verb = 'watch'
+            AND a.resource IS NOT NULL
+            AND coalesce(a.subresource, '') = ''
+            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+          UNION ALL
+          SELECT a.*
+          FROM audit_events a
+          SEMI JOIN gone_list_ids g ON g.cluster = coalesce(a.cluster, '') AND g.audit_id = a.audit_id
+          WHERE a.verb = 'list'
+            AND a.resource IS NOT NULL
+            AND coalesce(a.subresource, '') = ''
+            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)) a
     GROUP BY coalesce(a.cluster, ''), a.audit_id
+    -- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
+    HAVING (any_value(a.verb) = 'watch' AND any_value(a.watch_rv) > 0
+            AND NOT bool_or(coalesce(a.send_initial_events, false) AND a.resource_version_match = 'NotOlderThan'))
+        OR (any_value(a.verb) = 'list' AND any_value(a.watch_rv) > 0
+            AND max(a.code) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) = 410
+            AND NOT bool_or(coalesce(a.list_continue, false)))
 ),
-reqs_epoch AS (
-    SELECT r.*, coalesce(e.epoch, 0) AS epoch, (r.recv >= ks_window_start($since)) AS in_win
+-- a request's epoch: the number of epoch starts of its cluster before it. Only the requests of a cluster whose
+-- resourceVersions started over (usually none) go through the as-of join, which sorts all its input even when it
+-- meets nothing; every other request is in epoch 0. Inlined (not materialized) into its two uses below.
+reqs_epoch AS NOT MATERIALIZED (
+    SELECT r.*, 0 AS epoch
     FROM reqs r
+    WHERE r.cluster NOT IN (SELECT cluster FROM epoch_starts)
+    UNION ALL
+    SELECT r.*, coalesce(e.epoch, 0) AS epoch
+    FROM (SELECT * FROM reqs WHERE cluster IN (SELECT cluster FROM epoch_starts)) r
     ASOF LEFT JOIN epoch_starts e ON e.cluster = r.cluster AND r.recv >= e.t
 ),
 -- the stream key as one number (for partitioning and joining: hashing the dozen strings of the key once, not in
@@ -119,14 +154,18 @@ stream_ids AS (
                           obj_name, label_selector, field_selector, epoch
           FROM reqs_epoch) k
 ),
+-- from here on a request carries numbers and its stream, not the strings of its key: the windows, joins and
+-- materialized CTEs below move a few columns per watch; the strings are looked up in reqs (by cluster and audit
+-- ID) where they are needed: for the watches that repeat their version, the findings and the evidence
 reqs_win AS (
-    SELECT r.*, i.stream
+    SELECT r.cluster, r.audit_id, i.stream, r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
+           (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs_epoch r
     JOIN stream_ids i USING (cluster, username, user_agent, client_ip, api_group, api_version, resource, namespace,
                               obj_name, label_selector, field_selector, epoch)
 ),
 watch_reqs AS (
-    SELECT * FROM reqs_win WHERE verb = 'watch' AND rv > 0 AND NOT watch_list
+    SELECT * FROM reqs_win WHERE verb = 'watch'
 ),
 -- Watch loops. One client may run several watches of one collection at once (an unfiltered and a
 -- metadata-only informer, two controllers in one process): their versions interleave, and only
@@ -185,10 +224,15 @@ links AS (
 -- over the watches still on their way; walking the chain one link per round instead took L rounds, each joining
 -- the whole link table (quadratic in a long-lived client's loop). USING KEY keeps one row per watch, which a round
 -- overwrites, and lets it read every watch's current row (recurring.loops).
+-- Only the watches with a link take part (a watch that neither continues nor is continued is a loop of its own, and
+-- those are most watches of short-lived clients): a continued watch that continues none is the first of its loop.
 loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
-    SELECT w.cluster, w.audit_id, coalesce(l.prev_id, w.audit_id), l.prev_id IS NULL
-    FROM watch_reqs w
-    LEFT JOIN links l ON l.cluster = w.cluster AND l.audit_id = w.audit_id
+    SELECT l.cluster, l.audit_id, l.prev_id, false
+    FROM links l
+    UNION ALL
+    SELECT l.cluster, l.prev_id, l.prev_id, true
+    FROM links l
+    ANTI JOIN links c ON c.cluster = l.cluster AND c.audit_id = l.prev_id
     UNION
     SELECT c.cluster, c.audit_id, p.loop_id, p.at_first
     FROM loops c
@@ -198,7 +242,7 @@ loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
 -- the sequence of watch requests of each loop, with what came before
 watches AS (
     SELECT w.*,
-           max(w.rv) OVER (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id
+           max(w.rv) OVER (PARTITION BY w.stream, coalesce(c.loop_id, w.audit_id) ORDER BY w.recv, w.audit_id
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
            lag(w.rv) OVER s AS prev_rv,
            lag(w.audit_id) OVER s AS prev_audit_id,
@@ -206,18 +250,18 @@ watches AS (
            lag(w.ended) OVER s AS prev_ended,
            lag(w.apiserver) OVER s AS prev_apiserver
     FROM watch_reqs w
-    JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id
-    WINDOW s AS (PARTITION BY w.stream, c.loop_id ORDER BY w.recv, w.audit_id)
+    LEFT JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id
+    WINDOW s AS (PARTITION BY w.stream, coalesce(c.loop_id, w.audit_id) ORDER BY w.recv, w.audit_id)
 ),
 -- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
 gone_lists AS (
     SELECT l.*
     FROM reqs_win l
-    WHERE l.verb = 'list' AND l.code = 410 AND NOT l.is_continue AND l.rv > 0
+    WHERE l.verb = 'list'
 ),
 -- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
 stale AS (
-    SELECT l.stream, l.audit_id, l.recv, l.rv, l.code, l.status_reason, l.latency_ms, l.source_file, l.source_line, l.in_win,
+    SELECT l.cluster, l.stream, l.audit_id, l.recv, l.rv, l.in_win,
            arg_max(w.audit_id, w.recv) AS watch_audit_id
     FROM gone_lists l
     JOIN watches w
@@ -233,15 +277,16 @@ stale AS (
 -- cross_apiserver_grace_ms before hi), cut into minutes (bucket), so that the writes meet them in a hash join on
 -- their cluster, scope and minute instead of every write of the resource
 repeat_cands AS (
-    SELECT w.cluster, w.audit_id, w.api_group, w.resource, w.namespace, w.obj_name, w.rv, w.prev_apiserver,
+    SELECT w.cluster, w.audit_id, k.api_group, k.resource, k.namespace, k.obj_name, w.rv, w.prev_apiserver,
            w.prev_recv AS lo,
            least(coalesce(w.prev_ended, w.recv), w.recv)
                - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
     FROM watches w
+    JOIN reqs k ON k.cluster = w.cluster AND k.audit_id = w.audit_id
     WHERE w.rv = w.prev_rv
       AND w.rv >= w.prev_max_rv
-      AND w.label_selector = ''
-      AND (w.field_selector = '' OR w.field_selector IN ('metadata.name=' || w.obj_name, 'metadata.name==' || w.obj_name))
+      AND k.label_selector = ''
+      AND (k.field_selector = '' OR k.field_selector IN ('metadata.name=' || k.obj_name, 'metadata.name==' || k.obj_name))
 ),
 repeat_buckets AS (
     SELECT c.*, unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS bucket
@@ -259,6 +304,9 @@ write_keys AS (
     FROM writes x
     SEMI JOIN repeat_buckets b
       ON b.cluster = x.cluster AND b.api_group = x.api_group AND b.resource = x.resource AND b.bucket = epoch_ms(x.at) // 60000
+    -- DuckDB builds the semi join's hash table on the writes (it expects fewer of them than of buckets): the bounds of
+    -- all the buckets leave none to build when no watch repeats its version
+    WHERE x.at >= (SELECT min(lo) FROM repeat_buckets) AND x.at <= (SELECT max(hi) FROM repeat_buckets)
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
@@ -277,16 +325,23 @@ repeat_proof AS (
      AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
     GROUP BY w.cluster, w.audit_id
 ),
+-- the watches that ask again for a version already answered 410 Expired to their stream (a join, where a correlated
+-- EXISTS had DuckDB group every watch by stream, version and time to look them up)
+expired_again AS (
+    SELECT w.cluster, w.audit_id
+    FROM watches w
+    SEMI JOIN gone_lists g ON g.stream = w.stream AND g.rv = w.rv AND g.recv < w.recv
+),
 classified AS (
     SELECT w.*,
            p.write_audit_id, p.write_what, p.write_rv,
            CASE WHEN w.rv < w.prev_max_rv THEN 'backwards'
-                WHEN EXISTS (SELECT 1 FROM gone_lists g
-                             WHERE g.stream = w.stream AND g.rv = w.rv AND g.recv < w.recv) THEN 'expired-again'
+                WHEN e.audit_id IS NOT NULL THEN 'expired-again'
                 WHEN p.audit_id IS NOT NULL THEN 'repeat-after-write'
            END AS reason
     FROM watches w
     LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.audit_id = w.audit_id
+    LEFT JOIN expired_again e ON e.cluster = w.cluster AND e.audit_id = w.audit_id
 ),
 -- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
@@ -303,10 +358,8 @@ lookback_rewinds AS (
 streams AS (
     SELECT r.stream,
            any_value(r.cluster) AS cluster,
-           any_value(r.username) AS username, any_value(r.user_agent) AS user_agent, any_value(r.client_ip) AS client_ip,
-           any_value(r.api_group) AS api_group, any_value(r.resource) AS resource, any_value(r.namespace) AS namespace,
-           any_value(r.obj_name) AS obj_name, any_value(r.label_selector) AS label_selector,
-           any_value(r.field_selector) AS field_selector,
+           -- a request of the stream, whose key (client, collection, selectors) names the stream
+           any_value(r.audit_id) AS key_audit_id,
            count(*) AS rewinds,
            any_value(lr.n_all) AS rewinds_with_lookback,
            count(*) FILTER (WHERE r.reason = 'backwards') AS n_backwards,
@@ -337,26 +390,27 @@ stream_max AS (
     FROM watches w
     GROUP BY w.stream
 ),
--- evidence: every rewind with the watch before it, and the stale-version answers (watch + 410 list)
+-- evidence: every rewind with the watch before it, and the stale-version answers (watch + 410 list); what the
+-- request itself logged (code, latency, file and line) is looked up for these rows only
 ev_rows AS (
-    SELECT stream, recv, audit_id, 'watch' AS verb, reason, rv, prev_rv, prev_max_rv, prev_audit_id,
-           code, latency_ms, timeout_s, source_file, source_line, write_audit_id, write_what, write_rv
+    SELECT cluster, stream, recv, audit_id, 'watch' AS verb, reason, rv, prev_rv, prev_max_rv, prev_audit_id,
+           write_audit_id, write_what, write_rv
     FROM rewinds
     UNION
-    SELECT p.stream, p.recv, p.audit_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_audit_id,
-           p.code, p.latency_ms, p.timeout_s, p.source_file, p.source_line, NULL, NULL, NULL
+    SELECT p.cluster, p.stream, p.recv, p.audit_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_audit_id,
+           NULL, NULL, NULL
     FROM classified p
     JOIN rewinds r ON r.stream = p.stream AND r.prev_audit_id = p.audit_id
     WHERE p.reason IS NULL
     UNION
-    SELECT w.stream, w.recv, w.audit_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_audit_id,
-           w.code, w.latency_ms, w.timeout_s, w.source_file, w.source_line, NULL, NULL, NULL
+    SELECT w.cluster, w.stream, w.recv, w.audit_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_audit_id,
+           NULL, NULL, NULL
     FROM classified w
     JOIN stale s ON s.stream = w.stream AND s.watch_audit_id = w.audit_id
     WHERE w.reason IS NULL AND s.in_win
     UNION
-    SELECT s.stream, s.recv, s.audit_id, 'list', 'stale-version answer: ' || coalesce(s.status_reason, 'Gone'), s.rv, NULL, NULL, s.watch_audit_id,
-           s.code, s.latency_ms, NULL, s.source_file, s.source_line, NULL, NULL, NULL
+    SELECT s.cluster, s.stream, s.recv, s.audit_id, 'list', NULL, s.rv, NULL, NULL, s.watch_audit_id,
+           NULL, NULL, NULL
     FROM stale s
     WHERE s.in_win
 ),
@@ -366,14 +420,15 @@ ev AS (
            list(struct_pack(
                     "at" := ks_time_us(e.recv),
                     audit_id := e.audit_id,
-                    file := e.source_file,
-                    line := e.source_line,
+                    file := k.source_file,
+                    line := k.source_line,
                     verb := e.verb,
                     resource_version := e.rv,
-                    code := e.code,
-                    latency_ms := round(e.latency_ms, 1),
-                    timeout_seconds := e.timeout_s,
-                    rewind := e.reason,
+                    code := k.code,
+                    latency_ms := round(k.latency_ms, 1),
+                    timeout_seconds := CASE WHEN e.verb = 'watch' THEN k.timeout_s END,
+                    rewind := CASE WHEN e.verb = 'list' THEN 'stale-version answer: ' || coalesce(k.status_reason, 'Gone')
+                                   ELSE e.reason END,
                     previous_resource_version := e.prev_rv,
                     highest_previous_resource_version := e.prev_max_rv,
                     previous_audit_id := e.prev_audit_id,
@@ -383,10 +438,13 @@ ev AS (
                 ORDER BY e.recv, e.audit_id) AS items
     FROM ev_rows e
     JOIN streams s USING (stream)
+    JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id
     GROUP BY e.stream
 ),
 findings AS (
     SELECT s.*,
+           k.username, k.user_agent, k.client_ip, k.api_group, k.resource, k.namespace, k.obj_name, k.label_selector,
+           k.field_selector,
            coalesce(st.n_stale, 0) AS n_stale,
            st.first_at AS stale_first_at,
            least(s.first_at, st.first_at) AS first_seen,
@@ -394,6 +452,7 @@ findings AS (
            m.max_rv, m.n_watches,
            e.items, e.n_items
     FROM streams s
+    JOIN reqs k ON k.cluster = s.cluster AND k.audit_id = s.key_audit_id
     LEFT JOIN stream_stale st USING (stream)
     LEFT JOIN stream_max m USING (stream)
     LEFT JOIN ev e USING (stream)
