@@ -30,12 +30,17 @@ func NewCharts(ctx context.Context, db *store.DB, rep *Report) *Charts {
 }
 
 // Rows returns the rows of each chart of f's rule as JSON lists of objects: nil for a chart
-// drawn from the evidence.
+// drawn from the evidence. Charts that name the same query share one run of it.
 func (c *Charts) Rows(f Finding) ([]json.RawMessage, error) {
 	charts := c.byID[f.Rule].Charts
 	out := make([]json.RawMessage, len(charts))
+	ran := map[string]json.RawMessage{} // by query name
 	for j, chart := range charts {
 		if chart.SQL == "" {
+			continue
+		}
+		if rows, ok := ran[chart.Query]; ok {
+			out[j] = rows
 			continue
 		}
 		if c.conn == nil {
@@ -48,7 +53,7 @@ func (c *Charts) Rows(f Finding) ([]json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rule %s chart query charts/%s.sql: %w", f.Rule, chart.Query, err)
 		}
-		out[j] = rows
+		out[j], ran[chart.Query] = rows, rows
 	}
 	return out, nil
 }

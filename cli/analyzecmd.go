@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/analyze"
+	"github.com/kubesift/kubesift/analyze/htmlreport"
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
@@ -32,8 +33,10 @@ type analyzeFlags struct {
 	// namespaces keeps only findings about objects in these namespaces (none: all)
 	namespaces []string
 	// html is a second report, the HTML one, written beside -o's (the xlsx and markdown reports link it)
-	html   string
-	output *outputFlag
+	html string
+	// htmlCharts is how many findings of each rule get charts in the HTML report
+	htmlCharts int
+	output     *outputFlag
 	// profile prints each rule's time and peak memory to stderr (analyze only)
 	profile bool
 }
@@ -49,12 +52,16 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.StringArrayVar(&f.namespaces, "namespace", nil, "report only findings about objects in this namespace (repeatable; node-level findings have none)")
 	f.output = addOutputFlag(fs, "table", reportFormats...)
 	fs.StringVar(&f.html, "html", "", "also write the HTML report (with charts) to this file; the xlsx and markdown reports link to it")
+	fs.IntVar(&f.htmlCharts, "html-charts", htmlreport.ChartsPerRule, "HTML report: charts and evidence for the first N findings of each rule (the most severe, then the earliest); the page lists the others with their summary and says so")
 }
 
 // validate checks -o, --out and --html before any work.
 func (f *analyzeFlags) validate() error {
 	if err := f.output.validate(); err != nil {
 		return err
+	}
+	if f.htmlCharts < 0 {
+		return usagef("--html-charts wants a number of findings per rule, 0 or more, got %d", f.htmlCharts)
 	}
 	if f.html == "" {
 		return nil
@@ -241,12 +248,12 @@ func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a 
 	}
 	rep.Suppress(a.sups, a.now)
 	if f.html != "" {
-		if err := writeFile(f.html, "html", f.output.force, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "html") }); err != nil {
+		if err := writeFile(f.html, "html", f.output.force, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "html", f.htmlCharts) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 		rep.HTMLReport = f.htmlLink()
 	}
-	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format) }); err != nil {
+	if err := f.output.emit(w, func(w io.Writer) error { return writeReport(ctx, w, db, rep, f.output.format, f.htmlCharts) }); err != nil {
 		return err
 	}
 	if failed := rep.Failed(); len(failed) > 0 {

@@ -11,7 +11,7 @@ import (
 
 // TestHTMLBesideAnotherReport: --html writes the HTML report beside -o's, and the xlsx Summary
 // sheet and the markdown report link to it (relative to the --out file); without --html they
-// mention none.
+// mention none. --html-charts cuts the findings with charts.
 func TestHTMLBesideAnotherReport(t *testing.T) {
 	db := loadedDB(t)
 	dir := t.TempDir()
@@ -38,6 +38,19 @@ func TestHTMLBesideAnotherReport(t *testing.T) {
 	}
 	if r := runCLI(t, "analyze", "--db", db, "-o", "markdown"); r.code != ExitOK || strings.Contains(r.stdout, "HTML report") {
 		t.Errorf("without --html: exit %d, %.600s", r.code, r.stdout)
+	}
+
+	// --html-charts: the first N findings of each rule have charts, the page says so and lists the others.
+	cut := filepath.Join(dir, "cut.html")
+	if r := runCLI(t, "analyze", "--db", db, "--rule", "election-lock-churn", "-o", "html", "--out", cut, "--html-charts", "1"); r.code != ExitOK {
+		t.Fatalf("-o html --html-charts 1: %+v", r)
+	}
+	if b, _ := os.ReadFile(cut); strings.Count(string(b), "the first 1 of 2 <code>election-lock-churn</code> findings") != 2 ||
+		strings.Count(string(b), `<section class="finding"`) != 1 || !strings.Contains(string(b), `<tr id="finding-2">`) {
+		t.Errorf("-o html --html-charts 1 with two findings: not one section, one listed and the cut stated:\n%s", b)
+	}
+	if r := runCLI(t, "analyze", "--db", db, "-o", "html", "--html-charts", "-1"); r.code != ExitUsage || !strings.Contains(r.stderr, "--html-charts wants a number of findings per rule, 0 or more, got -1") {
+		t.Errorf("--html-charts -1: %+v", r)
 	}
 
 	if r := runCLI(t, "analyze", "--db", db, "-o", "html", "--html", filepath.Join(dir, "x.html")); r.code != ExitUsage {

@@ -26,12 +26,12 @@ import (
 var reportFormats = append(slices.Clip(analyze.Formats), "html")
 
 // writeReport renders rep in format: html here (htmlreport builds on analyze; its charts may
-// query db), the others in analyze.
-func writeReport(ctx context.Context, w io.Writer, db *store.DB, rep *analyze.Report, format string) error {
+// query db; the first chartsPerRule findings of each rule get charts), the others in analyze.
+func writeReport(ctx context.Context, w io.Writer, db *store.DB, rep *analyze.Report, format string, chartsPerRule int) error {
 	if format == "html" {
 		charts := analyze.NewCharts(ctx, db, rep)
 		defer charts.Close()
-		return htmlreport.WriteReport(w, rep, charts.Rows)
+		return htmlreport.WriteReport(w, rep, charts.Rows, chartsPerRule)
 	}
 	return analyze.WriteContext(ctx, w, rep, format)
 }

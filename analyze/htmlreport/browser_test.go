@@ -34,6 +34,8 @@ func chromium(t *testing.T) string {
 // pageCheck is what the browser measures on a report page.
 type pageCheck struct {
 	Findings int     `json:"findings"`
+	Rows     int     `json:"rows"`     // lines of the overview
+	Listed   int     `json:"listed"`   // lines of the table of findings without charts
 	Charts   [][]int `json:"charts"`   // per finding, per chart: SVG shapes in it
 	Overflow float64 `json:"overflow"` // page wider than the window (px)
 	Overview float64 `json:"overview"` // overview table wider than its box (px)
@@ -44,6 +46,8 @@ const measureJS = `(() => {
   const overview = document.getElementById("overview");
   return {
     findings: sections.length,
+    rows: overview ? overview.tBodies[0].rows.length : 0,
+    listed: document.querySelectorAll("table.listed tbody tr").length,
     charts: sections.map(s => [...s.querySelectorAll("figure.chart")].map(f => f.querySelectorAll("svg.chart path, svg.chart text").length)),
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     overview: overview ? overview.scrollWidth - overview.parentElement.clientWidth : 0,
@@ -66,12 +70,16 @@ func TestReportsInChromium(t *testing.T) {
 		}
 	}
 	docs := map[string]*Document{}
-	for _, sc := range testutil.Scenarios(t, "samples") { // before the browser starts: loading takes a while on a busy machine
+	pages := testutil.Scenarios(t, "samples")
+	for _, sc := range pages { // before the browser starts: loading takes a while on a busy machine
 		docs[sc] = scenarioDoc(t, sc)
 	}
+	const cut = "samples-2-charts-per-rule" // more findings of a rule than charts
+	docs[cut] = samplesDoc(t, 2)
+	pages = append(pages, cut)
 	browser := startBrowser(t, exe)
 	dir := t.TempDir()
-	for _, sc := range testutil.Scenarios(t, "samples") {
+	for _, sc := range pages {
 		doc := docs[sc]
 		path := filepath.Join(dir, sc+".html")
 		f, err := os.Create(path)
@@ -194,8 +202,9 @@ func checkPage(t *testing.T, browser context.Context, url string, doc *Document,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Findings != len(doc.Findings) {
-		t.Errorf("%d finding sections, want %d", got.Findings, len(doc.Findings))
+	if got.Findings != len(doc.Findings) || got.Listed != len(doc.Listed) || got.Rows != len(doc.Findings)+len(doc.Listed) {
+		t.Errorf("%d finding sections, %d findings listed without charts, %d in the overview; want %d, %d and all",
+			got.Findings, got.Listed, got.Rows, len(doc.Findings), len(doc.Listed))
 	}
 	for i, f := range doc.Findings {
 		if i >= len(got.Charts) {

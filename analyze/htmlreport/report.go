@@ -19,6 +19,13 @@ import (
 // EvidenceRows caps the evidence table of each finding; the charts use all of it.
 const EvidenceRows = 500
 
+// ChartsPerRule is how many findings of each rule get a section with charts and evidence by
+// default (analyze's --html-charts): the first in the report's order, i.e. the most severe, then
+// the earliest. The others are listed in a table with their summary. A chart query costs about
+// a second of CPU per finding on a database of millions of events, and a page of thousands of
+// charted sections is too heavy for a browser.
+const ChartsPerRule = 50
+
 // Document is what the page shows, before it is rendered: the goldens compare this.
 type Document struct {
 	Window   string     `json:"window"`
@@ -26,7 +33,17 @@ type Document struct {
 	Version  string     `json:"version,omitempty"`
 	Inputs   []Input    `json:"inputs"`
 	Coverage []Coverage `json:"coverage"`
-	Findings []Finding  `json:"findings"`
+	Findings []Finding  `json:"findings"`         // the findings with a section: charts and evidence
+	Cuts     []Cut      `json:"cuts,omitempty"`   // the rules with more findings than sections
+	Listed   []Finding  `json:"listed,omitempty"` // the other findings: a line each, with the summary
+}
+
+// Cut says that only the first Charted of a rule's Findings have a section with charts and
+// evidence; the others are listed.
+type Cut struct {
+	Rule     string `json:"rule"`
+	Charted  int    `json:"charted"`
+	Findings int    `json:"findings"`
 }
 
 // Input is a table analysed and its rows.
@@ -71,8 +88,8 @@ type Evidence struct {
 }
 
 // header is the page's data without the findings, and the rules by id.
-func header(rep *analyze.Report) (*Document, map[string]rules.Rule) {
-	doc := &Document{Window: rep.Window(), Version: rep.Version}
+func header(rep *analyze.Report, chartsPerRule int) (*Document, map[string]rules.Rule) {
+	doc := &Document{Window: rep.Window(), Version: rep.Version, Cuts: cuts(rep, chartsPerRule)}
 	for _, in := range rep.Inputs {
 		doc.Inputs = append(doc.Inputs, Input{in.Table, in.Rows})
 	}
@@ -87,6 +104,40 @@ func header(rep *analyze.Report) (*Document, map[string]rules.Rule) {
 		doc.Span = stamp(first) + " to " + stamp(last)
 	}
 	return doc, byID
+}
+
+// cuts are the rules of rep with more findings than chartsPerRule, in the order of their first
+// finding.
+func cuts(rep *analyze.Report, chartsPerRule int) []Cut {
+	var out []Cut
+	at := map[string]int{}
+	for _, f := range rep.Findings {
+		i, ok := at[f.Rule]
+		if !ok {
+			i = len(out)
+			at[f.Rule] = i
+			out = append(out, Cut{Rule: f.Rule})
+		}
+		out[i].Findings++
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if c.Findings > chartsPerRule {
+			c.Charted = chartsPerRule
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// charted tells, finding by finding in report order, whether it gets a section: the first
+// chartsPerRule of its rule do.
+func charted(chartsPerRule int) func(analyze.Finding) bool {
+	seen := map[string]int{}
+	return func(f analyze.Finding) bool {
+		seen[f.Rule]++
+		return seen[f.Rule] <= chartsPerRule
+	}
 }
 
 // overview is finding i's line in the table of findings: its section without evidence and charts.
@@ -168,15 +219,18 @@ var reportPage = template.Must(template.Must(template.New("report").Funcs(templa
 	"severityRank": func(s string) int { return rules.Severity(s).Rank() },
 }).Parse(pageTemplate)).Parse(chartTemplate))
 
-// pageData is what the template renders: the findings' overview lines and their sections come
-// from iterators, so that a report can be written one finding at a time (WriteReport).
+// pageData is what the template renders: the findings' overview lines, their sections and the
+// listed findings come from iterators, so that a report can be written one finding at a time
+// (WriteReport).
 type pageData struct {
 	*Document
 	CSS         template.CSS
 	JS          template.JS
 	HasFindings bool
+	HasListed   bool
 	Overview    iter.Seq[Finding]
 	Sections    iter.Seq[Finding]
+	ListedSeq   iter.Seq[Finding]
 }
 
 func renderPage(w io.Writer, p pageData) error {
@@ -185,14 +239,19 @@ func renderPage(w io.Writer, p pageData) error {
 }
 
 // WriteReport renders rep as one HTML page with its styles, script and charts inline, one
-// finding at a time: each section (its evidence read back, its chart rows from chartRows, see
-// analyze.Charts) is built, written and dropped before the next, so the page's size does not
-// have to fit in memory.
-func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Finding) ([]json.RawMessage, error)) error {
-	doc, byID := header(rep)
+// finding at a time: the first chartsPerRule findings of each rule get a section (its evidence
+// read back, its chart rows from chartRows, see analyze.Charts), built, written and dropped
+// before the next, so the page's size does not have to fit in memory; the page says which rules
+// have more, and lists those others in a table with their summary, without evidence or charts.
+func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Finding) ([]json.RawMessage, error), chartsPerRule int) error {
+	doc, byID := header(rep, chartsPerRule)
 	var sectionErr error
 	sections := func(yield func(Finding) bool) {
+		hasSection := charted(chartsPerRule)
 		for i, f := range rep.Findings {
+			if !hasSection(f) {
+				continue
+			}
 			queried, err := chartRows(f)
 			if err == nil {
 				var fv Finding
@@ -207,13 +266,20 @@ func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Findin
 			return
 		}
 	}
-	overviews := func(yield func(Finding) bool) {
-		for i, f := range rep.Findings {
-			if !yield(overview(byID, i, f)) {
-				return
+	overviews := func(listed bool) iter.Seq[Finding] {
+		return func(yield func(Finding) bool) {
+			hasSection := charted(chartsPerRule)
+			for i, f := range rep.Findings {
+				if listed && hasSection(f) {
+					continue
+				}
+				if !yield(overview(byID, i, f)) {
+					return
+				}
 			}
 		}
 	}
-	err := renderPage(w, pageData{Document: doc, HasFindings: len(rep.Findings) > 0, Overview: overviews, Sections: sections})
+	err := renderPage(w, pageData{Document: doc, HasFindings: len(rep.Findings) > 0, HasListed: len(doc.Cuts) > 0,
+		Overview: overviews(false), Sections: sections, ListedSeq: overviews(true)})
 	return errors.Join(sectionErr, err)
 }

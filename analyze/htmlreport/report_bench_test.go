@@ -34,7 +34,7 @@ func BenchmarkReport100kEvidenceRows(b *testing.B) {
 	var size int64
 	for b.Loop() {
 		w := &countingWriter{}
-		doc, err := Build(rep, nil)
+		doc, err := Build(rep, nil, ChartsPerRule)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,9 +53,34 @@ func scenarioDoc(t testing.TB, sc string) *Document {
 	}
 	defer rep.Close()
 	rep.Version = "test"
-	doc := buildDoc(t, ctx, db, rep)
+	doc := buildDoc(t, ctx, db, rep, ChartsPerRule)
 	docs.Store(sc, doc)
 	return doc
+}
+
+// samplesReport analyses all of samples/, a cluster per directory, with the built-in rules.
+func samplesReport(t testing.TB) (*store.DB, *analyze.Report) {
+	t.Helper()
+	db := testdb.Ingest(t, ingest.Options{ClusterPerDir: true}, "samples")
+	rs, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analyze.Run(context.Background(), db, rs, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rep.Close() })
+	rep.Version = "test"
+	return db, rep
+}
+
+// samplesDoc is the page of all of samples/ with charts for the first perRule findings of each
+// rule.
+func samplesDoc(t testing.TB, perRule int) *Document {
+	t.Helper()
+	db, rep := samplesReport(t)
+	return buildDoc(t, context.Background(), db, rep, perRule)
 }
 
 // scenarioDB returns a database of the test's own with samples/<sc> loaded, taken from the test
@@ -257,22 +283,99 @@ func TestWriteReportIsWriteOfBuild(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rep.Close()
-			var whole, streamed bytes.Buffer
-			if err := Write(&whole, buildDoc(t, ctx, db, rep)); err != nil {
-				t.Fatal(err)
-			}
 			charts := analyze.NewCharts(ctx, db, rep)
 			defer charts.Close()
-			if err := WriteReport(&streamed, rep, charts.Rows); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
-				t.Errorf("WriteReport wrote %d bytes, Write(Build) %d; they differ", streamed.Len(), whole.Len())
-			}
-			if sc == "healthy" && (len(rep.Findings) != 0 || !strings.Contains(streamed.String(), "No findings.")) {
-				t.Errorf("%d findings on healthy; want none, and the page saying so", len(rep.Findings))
+			for _, perRule := range []int{ChartsPerRule, 1} {
+				var whole, streamed bytes.Buffer
+				if err := Write(&whole, buildDoc(t, ctx, db, rep, perRule)); err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteReport(&streamed, rep, charts.Rows, perRule); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
+					t.Errorf("charts for %d per rule: WriteReport wrote %d bytes, Write(Build) %d; they differ", perRule, streamed.Len(), whole.Len())
+				}
+				if sc == "healthy" && (len(rep.Findings) != 0 || !strings.Contains(streamed.String(), "No findings.")) {
+					t.Errorf("%d findings on healthy; want none, and the page saying so", len(rep.Findings))
+				}
 			}
 		})
+	}
+}
+
+// TestReportPastTheChartsPerRule: with more findings of a rule than charts per rule, the page
+// draws the first of them (the most severe, then the earliest), runs the chart queries of
+// those only, says how many of how many got charts, and still lists every finding: in the
+// overview, and each past the cut in the table of findings without charts with its summary.
+func TestReportPastTheChartsPerRule(t *testing.T) {
+	ctx := context.Background()
+	db, rep := samplesReport(t)
+	perRule := map[string]int{}
+	for _, f := range rep.Findings {
+		perRule[f.Rule]++
+	}
+	if perRule["election-lock-churn"] < 3 || perRule["watch-rewind"] < 3 {
+		t.Fatalf("findings per rule %v: the test wants at least 3 of election-lock-churn and watch-rewind", perRule)
+	}
+	const limit = 2
+	charts := analyze.NewCharts(ctx, db, rep)
+	defer charts.Close()
+	key := func(f analyze.Finding) string {
+		return fmt.Sprint(f.Rule, f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen)
+	}
+	queried := map[string]bool{} // findings whose chart queries ran
+	rows := func(f analyze.Finding) ([]json.RawMessage, error) {
+		queried[key(f)] = true
+		return charts.Rows(f)
+	}
+	var buf bytes.Buffer
+	if err := WriteReport(&buf, rep, rows, limit); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+
+	seen := map[string]int{}
+	wantSections, wantListed := 0, 0
+	for i, f := range rep.Findings {
+		n := i + 1
+		seen[f.Rule]++
+		section := fmt.Sprintf(`<section class="finding" id="finding-%d">`, n)
+		listed := fmt.Sprintf(`<tr id="finding-%d"><td>%d</td><td><code>%s</code></td>`, n, n, f.Rule)
+		if !strings.Contains(page, fmt.Sprintf(`<a href="#finding-%d">%d</a>`, n, n)) {
+			t.Errorf("finding %d (%s) is not in the overview", n, f.Rule)
+		}
+		if seen[f.Rule] <= limit {
+			wantSections++
+			if !strings.Contains(page, section) || strings.Contains(page, listed) || !queried[key(f)] {
+				t.Errorf("finding %d, %s's number %d: want a section with charts, not a line in the list (section %v, listed %v, queried %v)",
+					n, f.Rule, seen[f.Rule], strings.Contains(page, section), strings.Contains(page, listed), queried[key(f)])
+			}
+			continue
+		}
+		wantListed++
+		if strings.Contains(page, section) || queried[key(f)] {
+			t.Errorf("finding %d, %s's number %d: has a section or ran its chart queries, past the limit of %d", n, f.Rule, seen[f.Rule], limit)
+		}
+		if i := strings.Index(page, listed); i < 0 || !strings.Contains(page[i:min(len(page), i+len(listed)+2000)], escapeHTML(t, f.Summary)) {
+			t.Errorf("finding %d, %s's number %d: not listed with its summary", n, f.Rule, seen[f.Rule])
+		}
+	}
+	if got := strings.Count(page, `<section class="finding"`); got != wantSections || len(queried) != wantSections {
+		t.Errorf("%d sections and %d findings queried, want %d", got, len(queried), wantSections)
+	}
+	if got := strings.Count(page, `<tr id="finding-`); got != wantListed || wantListed == 0 {
+		t.Errorf("%d findings listed without charts, want %d (and some)", got, wantListed)
+	}
+	for _, r := range []string{"election-lock-churn", "watch-rewind"} {
+		if want := fmt.Sprintf("%d of %d <code>%s</code>", limit, perRule[r], r); strings.Count(page, want) != 2 {
+			t.Errorf("the page does not say %q above the overview and above the list", want)
+		}
+	}
+	for r, n := range perRule {
+		if n <= limit && strings.Contains(page, fmt.Sprintf("of %d <code>%s</code>", n, r)) {
+			t.Errorf("the page says %s's %d findings were cut at %d", r, n, limit)
+		}
 	}
 }
 
@@ -294,4 +397,14 @@ func TestPageLoadsNothing(t *testing.T) {
 			t.Errorf("the page has no %q", want)
 		}
 	}
+}
+
+// escapeHTML is s as the page's template writes it in an element.
+func escapeHTML(t *testing.T, s string) string {
+	t.Helper()
+	var buf strings.Builder
+	if err := template.Must(template.New("").Parse("{{.}}")).Execute(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
