@@ -55,13 +55,16 @@ func addAnalyzeFlags(fs *pflag.FlagSet, f *analyzeFlags) {
 	fs.IntVar(&f.htmlCharts, "html-charts", htmlreport.ChartsPerRule, "HTML report: charts and evidence for the first N findings of each rule (the most severe, then the earliest); the page lists the others with their summary and says so")
 }
 
-// validate checks -o, --out and --html before any work.
-func (f *analyzeFlags) validate() error {
+// validate checks -o, --out, --html and --html-charts (as fs parsed them) before any work.
+func (f *analyzeFlags) validate(fs *pflag.FlagSet) error {
 	if err := f.output.validate(); err != nil {
 		return err
 	}
 	if f.htmlCharts < 0 {
 		return usagef("--html-charts wants a number of findings per rule, 0 or more, got %d", f.htmlCharts)
+	}
+	if fs.Changed("html-charts") && f.html == "" && f.output.format != "html" {
+		return usagef("--html-charts applies to the HTML report: add --html FILE or -o html")
 	}
 	if f.html == "" {
 		return nil
@@ -309,7 +312,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (analyze reads --db; use run to load files first)", fs.Arg(0))
 	}
-	if err := f.validate(); err != nil {
+	if err := f.validate(fs); err != nil {
 		return err
 	}
 	if err := f.output.checkTerminal(e.stdout); err != nil {

@@ -274,6 +274,8 @@ func TestAnalyzeExitCodesAndFlags(t *testing.T) {
 		{[]string{"analyze", "--db", db, "--since", "2030-01-01T00:00:00Z"}, ExitOK, "No findings."},
 		{[]string{"analyze", "--db", db, "--until", "1m"}, ExitOK, "legacy-operator-lock"},
 		{[]string{"analyze", "--db", db, "-o", "yaml"}, ExitUsage, `unknown output format "yaml"`},
+		{[]string{"analyze", "--db", db, "--html-charts", "3"}, ExitUsage, "--html-charts applies to the HTML report"},
+		{[]string{"run", "--html-charts", "3", "x"}, ExitUsage, "--html-charts applies to the HTML report"},
 		{[]string{"analyze", "--db", db, "--namespace", "kube-system"}, ExitOK, "No findings."},
 		{[]string{"analyze", "--db", db, "--namespace", "lab", "--fail-on", "warning"}, ExitFindings, "2 findings at or above warning"},
 		{[]string{"rules", "list"}, ExitOK, "endpoint-flapping"},

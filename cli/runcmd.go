@@ -117,7 +117,7 @@ func (r *runFlags) check(fs *pflag.FlagSet, c *commonFlags, a *analyzeFlags) (ti
 	if fs.NArg() == 0 {
 		return 0, usagef("no PATH given")
 	}
-	if err := a.validate(); err != nil {
+	if err := a.validate(fs); err != nil {
 		return 0, err
 	}
 	if r.summary != "text" && r.summary != "json" && r.summary != "none" {
