@@ -280,15 +280,19 @@ shown_keys AS MATERIALIZED (
     SELECT t.lock_id, t.watcher_id, k.cluster, k.resource, k.ns_key, k.name_key, k.first_at, k.last_at
     FROM lock_watcher_top t JOIN lock_keys k USING (lock_id)
 ),
--- the shown watchers' watch requests open while their lock was written (joined again for them only): how many, and
--- their distinct user agents in order
-shown_requests AS (
-    SELECT s.lock_id, s.watcher_id, count(DISTINCT w.req_id) AS requests,
-           string_agg(DISTINCT w.user_agent, ', ' ORDER BY w.user_agent) AS user_agent
+-- the shown watchers' watch requests open while their lock was written (joined again for them only), once each
+shown_reqs AS (
+    SELECT DISTINCT s.lock_id, s.watcher_id, w.req_id, w.user_agent
     FROM shown_keys s
     JOIN watch_keys w
       ON w.watcher_id = s.watcher_id AND w.cluster = s.cluster AND w.resource = s.resource AND w.ns_key = s.ns_key
      AND w.name_key = s.name_key AND w.started_at <= s.last_at AND w.ended_at >= s.first_at
+),
+-- how many, and their distinct user agents in order (made distinct before the aggregates: DISTINCT aggregates over
+-- every shown watcher of the piece would not spill)
+shown_requests AS (
+    SELECT lock_id, watcher_id, sum(requests) AS requests, string_agg(user_agent, ', ' ORDER BY user_agent) AS user_agent
+    FROM (SELECT lock_id, watcher_id, user_agent, count(*) AS requests FROM shown_reqs GROUP BY ALL)
     GROUP BY ALL
 ),
 -- the watchers shown in evidence: the first watch request's details, how many requests and their user agents
@@ -372,27 +376,17 @@ ann_evidence_rows AS (
     WHERE NOT r.from_audit
       AND (s.prev_holder IS NULL OR coalesce(s.holder, '') <> coalesce(s.prev_holder, ''))
 ),
-ann_evidence_counts AS (
-    SELECT lock_id, count(*) FILTER (WHERE grp = 1) AS writes, count(*) FILTER (WHERE grp = 2) AS watchers,
-           count(*) FILTER (WHERE grp <> 2) AS not_watchers
-    FROM ann_evidence_rows
-    GROUP BY lock_id
-),
--- the first 50 items of each lock, by their place among all its items (no window over the items themselves, which
--- would sort every item with its payload)
--- the first 50 items of each lock, by their place among all its items (no window over the items themselves, which
--- would sort every item with its payload), as JSON text in order
+-- the first 50 items of each lock (a window sort, which spills, and brings each lock's items together before the
+-- aggregate) as JSON text joined in order: a list of structs would hold every item at several times its size in
+-- aggregate state, which never spills
 ann_evidence AS (
     SELECT e.lock_id,
-           -- the items as JSON text joined in order: a list of structs would hold every item at several times its
-           -- size in aggregate state, which never spills
-           CAST('[' || string_agg(CAST(to_json(e.ev) AS VARCHAR), ',' ORDER BY e.n) || ']' AS JSON) AS items,
-           any_value(e.not_watchers) + coalesce(any_value(wa.watchers), 0) AS n_items
-    FROM (SELECT e.*, c.not_watchers,
-                 CASE e.grp WHEN 1 THEN e.pos WHEN 2 THEN c.writes + e.pos ELSE c.writes + c.watchers + e.pos END AS n
-          FROM ann_evidence_rows e JOIN ann_evidence_counts c USING (lock_id)) e
+           CAST('[' || string_agg(CAST(to_json(e.ev) AS VARCHAR), ',' ORDER BY e.grp, e.pos) || ']' AS JSON) AS items,
+           any_value(coalesce(n.n_rows, 0)) + coalesce(any_value(wa.watchers), 0) AS n_items
+    FROM (SELECT * FROM ann_evidence_rows
+          QUALIFY row_number() OVER (PARTITION BY lock_id ORDER BY grp, pos) <= 50) e
+    LEFT JOIN (SELECT lock_id, count(*) AS n_rows FROM ann_evidence_rows WHERE grp <> 2 GROUP BY ALL) n USING (lock_id)
     LEFT JOIN lock_watcher_stats wa USING (lock_id)
-    WHERE e.n <= 50
     GROUP BY e.lock_id
 ),
 ann_out AS (
