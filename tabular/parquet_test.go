@@ -107,29 +107,22 @@ func readBack(t *testing.T, db *sql.DB, path string) string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	types, err := rows.ColumnTypes()
+	table, err := FromRows(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, c := range types {
-		fmt.Fprintf(&b, "%s %s | ", c.Name(), c.DatabaseTypeName())
+	for _, c := range table.Columns {
+		fmt.Fprintf(&b, "%s %s | ", c.Name, c.Type)
 	}
-	vals := make([]any, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	err = table.Each(func(row []any) error {
 		b.WriteString("\n")
-		for _, v := range vals {
+		for _, v := range row {
 			fmt.Fprintf(&b, "%q (%T) | ", Text(v), v)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
