@@ -118,9 +118,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	defer sandbox.Close()
-	if opt.memoryShare, err = memoryShare(db); err != nil {
-		return nil, err
-	}
+	opt.memoryShare = db.MemoryShare()
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
 	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
@@ -335,15 +333,6 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		out = append(out, found...)
 	}
 	return out, nil
-}
-
-// memoryShare returns db's memory limit as a share of the default one.
-func memoryShare(db *store.DB) (float64, error) {
-	def, err := store.ParseMemoryLimit(store.DefaultMemoryLimit)
-	if err != nil {
-		return 0, err
-	}
-	return float64(db.MemoryLimitBytes) / float64(def), nil
 }
 
 // pieceArgs adds to args the parameters that select piece (from 0) of pieces, for a rule that

@@ -12,8 +12,8 @@ import (
 
 	"database/sql/driver"
 
-	"github.com/dustin/go-humanize"
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/dustin/go-humanize"
 )
 
 // InMemory is the path that opens a temporary, in-memory database.
@@ -23,6 +23,20 @@ const InMemory = ":memory:"
 // 2 GB audit log stays under 1 GiB of resident memory; DuckDB slows down sharply when a bulk
 // load gets much less than this (1.5x slower at 750MB).
 const DefaultMemoryLimit = "850MB"
+
+// defaultMemoryLimitBytes is DefaultMemoryLimit in bytes.
+var defaultMemoryLimitBytes = func() uint64 {
+	n, err := ParseMemoryLimit(DefaultMemoryLimit)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}()
+
+// MemoryShare returns db's memory limit as a share of DefaultMemoryLimit (1 under the default).
+func (db *DB) MemoryShare() float64 {
+	return float64(db.memoryLimitBytes) / float64(defaultMemoryLimitBytes)
+}
 
 // ParseMemoryLimit reads a memory limit such as 850MB, 2GB or 1.5GiB (a number of bytes with an
 // SI or IEC unit) as bytes.
@@ -51,13 +65,12 @@ type DB struct {
 	Path      string
 	Schema    Schema // the tables Open made sure exist
 	connector *duckdb.Connector
-	// how it was opened, for the sandbox (see Sandboxed)
-	readOnly    bool
-	memoryLimit string
-	// MemoryLimitBytes is the memory limit in bytes.
-	MemoryLimitBytes uint64
-	sandbox     sync.Once
-	sandboxed   error
+	// how it was opened, for the sandbox (see Sandboxed); memoryLimitBytes is memoryLimit read
+	readOnly         bool
+	memoryLimit      string
+	memoryLimitBytes uint64
+	sandbox          sync.Once
+	sandboxed        error
 	// scratch is an in-memory database's private spill directory, removed on Close
 	scratch string
 	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
@@ -146,7 +159,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, MemoryLimitBytes: memoryLimit, scratch: scratch}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, memoryLimitBytes: memoryLimit, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
