@@ -55,7 +55,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	out := &events{tail: -1, redact: !f.Settings.KeepSecrets}
 	inserted, readErr, err := insert(ctx, f, env.name(), func(send func(*batch) bool) error {
 		out.send = func(b *batch) bool {
-			b.each(deriver.event)
+			b.eachWrite(deriver.event)
 			return send(b)
 		}
 		return env.decode(f, out)

@@ -52,6 +52,14 @@ type batch struct {
 	list    *array.StringBuilder
 	cluster *array.StringBuilder
 	server  *array.StringBuilder
+	// writes are the endpoints writes among the events, for the endpoint deriver.
+	writes []batchWrite
+}
+
+// batchWrite is an endpoints write of the batch's event row.
+type batchWrite struct {
+	row int
+	w   write
 }
 
 func newBatch(values []byte) *batch {
@@ -100,8 +108,10 @@ type origin struct {
 }
 
 // add appends one event whose JSON is values[start:end] (end is the start of whatever follows;
-// trailing whitespace inside the range is harmless to the JSON parser).
-func (b *batch) add(start, end int, o origin) {
+// trailing whitespace inside the range is harmless to the JSON parser). scan is the event's
+// member scan when one was started on the same bytes (possibly at another place: it is
+// rebased), nil otherwise.
+func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	if len(b.offsets) > 0 && int(b.offsets[len(b.offsets)-1]) != start {
 		panic("batch: values must be contiguous")
 	}
@@ -111,7 +121,15 @@ func (b *batch) add(start, end int, o origin) {
 	b.offsets = append(b.offsets, int32(end))
 	b.line.Append(o.line)
 	b.offset.Append(o.offset)
-	uri, _ := topLevelString(b.values[start:end], "requestURI")
+	if scan == nil {
+		scan = scanMembers(b.values[start:end])
+	} else {
+		scan.rebase(b.values[start:end])
+	}
+	if w, ok := endpointWrite(scan); ok {
+		b.writes = append(b.writes, batchWrite{row: b.rows() - 1, w: w})
+	}
+	uri, _ := scan.str(memberRequestURI)
 	q := parseRequestQuery(uri)
 	appendBool(b.watch, q.watch)
 	appendString(b.rv, q.resourceVersion)
@@ -133,10 +151,11 @@ func (b *batch) add(start, end int, o origin) {
 	b.server.Append(o.apiserver)
 }
 
-// each calls f with every event of the batch, its line and the cluster its envelope names.
-func (b *batch) each(f func(raw []byte, line int64, cluster string)) {
-	for i := 0; i < b.rows(); i++ {
-		f(b.values[b.offsets[i]:b.offsets[i+1]], b.line.Value(i), b.cluster.Value(i))
+// eachWrite calls f with every endpoints write of the batch, in order, with its event's line and
+// the cluster its envelope names.
+func (b *batch) eachWrite(f func(w write, line int64, cluster string)) {
+	for _, bw := range b.writes {
+		f(bw.w, b.line.Value(bw.row), b.cluster.Value(bw.row))
 	}
 }
 

@@ -20,7 +20,7 @@ func batchOf(line int64, sizes ...int) arrow.RecordBatch {
 	b := newBatch(values)
 	start := 0
 	for _, n := range sizes {
-		b.add(start, start+n, origin{line: line, offset: int64(start)})
+		b.add(start, start+n, origin{line: line, offset: int64(start)}, nil)
 		start += n
 		line++
 	}

@@ -3,10 +3,10 @@ package audit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,21 +108,10 @@ func (d *endpointDeriver) merge() {
 
 var endpointsMarker = []byte(`"endpoints`) // also matches "endpointslices"
 
-// mayNameEndpoints is the cheap test every event passes first: an event that is an endpoints
-// write has the marker in its objectRef (endpointWrite requires it there), so one without the
-// marker anywhere is not one. Only a few percent of events contain it, and searching for it is
-// far cheaper than walking the event's members.
-func mayNameEndpoints(raw []byte) bool { return bytes.Contains(raw, endpointsMarker) }
-
-// event looks at one audit event line and hands the body of an endpoints write to the workers.
-// The rows take the event's cluster: --cluster, else what the envelope says (as
-// audit_events.cluster).
-func (d *endpointDeriver) event(raw []byte, line int64, envelopeCluster string) {
-	if !d.enabled || !mayNameEndpoints(raw) {
-		return
-	}
-	w, ok := endpointWrite(raw)
-	if !ok {
+// event hands the body of an endpoints write (batch.eachWrite) to the workers. The rows take
+// the event's cluster: --cluster, else what the envelope says (as audit_events.cluster).
+func (d *endpointDeriver) event(w write, line int64, envelopeCluster string) {
+	if !d.enabled {
 		return
 	}
 	cluster := d.cluster
@@ -141,48 +130,49 @@ type write struct {
 	opt  k8sobj.ObjectOptions // without Line and Seq
 }
 
-// endpointWrite reports whether the event is a successful write of endpoints, reading only the
-// few members it needs with the scanner; the body is left to the workers.
-func endpointWrite(raw []byte) (write, bool) {
-	refRaw, ok := topLevelRaw(raw, "objectRef")
+// endpointWrite reports whether the event is a successful write of endpoints. It reads the
+// objectRef first, which every event's scan reads anyway: only an event whose objectRef names
+// endpoints has its other members read, and the body is left to the workers.
+func endpointWrite(s *memberScan) (write, bool) {
+	refRaw, ok := s.raw(memberObjectRef)
 	if !ok || !bytes.Contains(refRaw, endpointsMarker) {
 		return write{}, false
 	}
-	str := func(key string) string { v, _ := topLevelString(raw, key); return v }
-	if (str("kind") != "Event" && str("kind") != "") || str("stage") != "ResponseComplete" {
+	str := func(m member) string { v, _ := s.str(m); return v }
+	verb := str(memberVerb)
+	if verb != "create" && verb != "update" && verb != "patch" && verb != "delete" {
 		return write{}, false
 	}
-	var ref struct{ Resource, Subresource, Namespace, Name string }
-	var status struct{ Code int }
-	if json.Unmarshal(refRaw, &ref) != nil {
+	if kind := str(memberKind); (kind != "Event" && kind != "") || str(memberStage) != "ResponseComplete" {
 		return write{}, false
 	}
-	if v, ok := topLevelRaw(raw, "responseStatus"); !ok || json.Unmarshal(v, &status) != nil {
+	refStr := func(key string) string { v, _ := topLevelString(refRaw, key); return v }
+	resource := refStr("resource")
+	if refStr("subresource") != "" || (resource != "endpoints" && resource != "endpointslices") {
 		return write{}, false
 	}
-	if status.Code < 200 || status.Code >= 300 || ref.Subresource != "" || (ref.Resource != "endpoints" && ref.Resource != "endpointslices") {
+	status, ok := s.raw(memberResponseStatus)
+	if !ok {
+		return write{}, false
+	}
+	codeRaw, _ := topLevelRaw(status, "code")
+	code, err := strconv.Atoi(string(codeRaw))
+	if err != nil || code < 200 || code >= 300 {
 		return write{}, false // not a successful write of endpoints (malformed lines are DuckDB's to reject)
 	}
-	at, err := time.Parse(time.RFC3339Nano, strings.ToUpper(str("stageTimestamp"))) // RFC 3339 allows a lowercase t and z
+	at, err := time.Parse(time.RFC3339Nano, strings.ToUpper(str(memberStageTimestamp))) // RFC 3339 allows a lowercase t and z
 	if err != nil {
 		return write{}, false
 	}
-	verb := str("verb")
-	body, _ := topLevelRaw(raw, "responseObject")
-	switch verb {
-	case "create", "update":
-		if len(body) == 0 {
-			body, _ = topLevelRaw(raw, "requestObject")
-		}
-	case "patch", "delete": // a patch's requestObject is the patch, not the object
-	default:
-		return write{}, false
+	body, _ := s.raw(memberResponseObject)
+	if (verb == "create" || verb == "update") && len(body) == 0 {
+		body, _ = s.raw(memberRequestObject) // a patch's requestObject is the patch, not the object
 	}
 	if len(body) == 0 && verb != "delete" {
 		return write{}, false // logged at Metadata level: no body to read
 	}
 	return write{at: at, body: body, opt: k8sobj.ObjectOptions{
-		Event: verb, Kind: ref.Resource, Deleted: verb == "delete", Namespace: ref.Namespace, Name: ref.Name,
+		Event: verb, Kind: resource, Deleted: verb == "delete", Namespace: refStr("namespace"), Name: refStr("name"),
 	}}, true
 }
 

@@ -107,7 +107,7 @@ func (e *events) add(event []byte, o origin) bool {
 		return true
 	}
 	if e.redact {
-		event, _ = redactEvent(event)
+		event, _ = redactEvent(event, scanMembers(event))
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, event) != nil {
@@ -116,7 +116,7 @@ func (e *events) add(event []byte, o origin) bool {
 	}
 	start := len(e.cur.values)
 	e.cur.values = append(e.cur.values, buf.Bytes()...)
-	e.cur.add(start, len(e.cur.values), o)
+	e.cur.add(start, len(e.cur.values), o, nil) // compacting moved the members
 	if big || len(e.cur.values) >= source.ChunkBytes {
 		return e.flush()
 	}

@@ -110,20 +110,20 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 		batches = append(batches, full)
 		return true
 	}
-	// inPlace says whether event, at line and offset, stays where it is. An event Go's decoder
-	// would not read is rejected; one that asGoReads or the redactor changed is added to
-	// rewritten instead. Batches keep the file's order of events: the endpoint deriver reads
-	// them in that order.
+	// inPlace says whether event, at line and offset, stays where it is; if so, scan is its
+	// member scan. An event Go's decoder would not read is rejected; one that asGoReads or the
+	// redactor changed is added to rewritten instead. Batches keep the file's order of events:
+	// the endpoint deriver reads them in that order.
+	var scan memberScan
 	inPlace := func(event []byte, line, offset int64, list string) bool {
 		event, changed, bad := asGoReads(event)
 		if bad {
 			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
 			return false
 		}
-		if opt.redact {
-			var redacted bool
-			event, redacted = redactEvent(event)
-			changed = changed || redacted
+		scan.reset(event)
+		if opt.redact && !changed {
+			event, changed = redactEvent(event, &scan)
 		}
 		if changed {
 			cut()
@@ -174,7 +174,7 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 			items, listVersion, ok := eventListItems(text[start:])
 			if !ok { // let DuckDB reject it with the line intact
 				rewritten.flush()
-				w = b.place(buf, w, pos, start, end, next, line, offset)
+				w = b.place(buf, w, pos, start, end, next, line, offset, nil)
 				break
 			}
 			for _, it := range items {
@@ -185,7 +185,7 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 					cut()
 				}
 				n := copy(buf[w:], it)
-				b.add(w, w+n, origin{line: line, offset: offset, listAPIVersion: listVersion})
+				b.add(w, w+n, origin{line: line, offset: offset, listAPIVersion: listVersion}, &scan)
 				w += n
 				if len(it) >= isolateBytes {
 					cut()
@@ -194,7 +194,7 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 		case !inPlace(text[start:], line, offset, ""):
 			// w stays put: the lines after this one are compacted over it.
 		default:
-			w = b.place(buf, w, pos, start, end, next, line, offset)
+			w = b.place(buf, w, pos, start, end, next, line, offset, &scan)
 		}
 		if big {
 			cut()
@@ -213,14 +213,15 @@ func toValidUTF8(event []byte) []byte {
 	return bytes.ToValidUTF8(event, []byte("\uFFFD"))
 }
 
-// place adds the line buf[pos+start:end] as one row, in place when nothing was compacted yet.
-func (b *batch) place(buf []byte, w, pos, start, end, next int, line, offset int64) int {
+// place adds the line buf[pos+start:end] as one row, in place when nothing was compacted yet;
+// scan is the member scan of the line's event, or nil.
+func (b *batch) place(buf []byte, w, pos, start, end, next int, line, offset int64, scan *memberScan) int {
 	if start == 0 && w == pos {
-		b.add(pos, next, origin{line: line, offset: offset})
+		b.add(pos, next, origin{line: line, offset: offset}, scan)
 		return next
 	}
 	n := copy(buf[w:], buf[pos+start:end])
-	b.add(w, w+n, origin{line: line, offset: offset})
+	b.add(w, w+n, origin{line: line, offset: offset}, scan)
 	return w + n
 }
 

@@ -65,6 +65,139 @@ func topLevelRaw(line []byte, key string) ([]byte, bool) {
 	}
 }
 
+// member names a top-level member of an audit event that the Go side reads.
+type member int
+
+const (
+	memberKind member = iota
+	memberStage
+	memberVerb
+	memberRequestURI
+	memberObjectRef
+	memberResponseStatus
+	memberStageTimestamp
+	memberRequestObject
+	memberResponseObject
+	memberCount
+)
+
+// memberOf returns the member a quoted key names, if it is one of them.
+func memberOf(quoted []byte) (member, bool) {
+	name := string(quoted[1 : len(quoted)-1])
+	if bytes.IndexByte(quoted, '\\') >= 0 {
+		var ok bool
+		if name, ok = unquote(quoted); !ok {
+			return 0, false
+		}
+	}
+	switch name {
+	case "kind":
+		return memberKind, true
+	case "stage":
+		return memberStage, true
+	case "verb":
+		return memberVerb, true
+	case "requestURI":
+		return memberRequestURI, true
+	case "objectRef":
+		return memberObjectRef, true
+	case "responseStatus":
+		return memberResponseStatus, true
+	case "stageTimestamp":
+		return memberStageTimestamp, true
+	case "requestObject":
+		return memberRequestObject, true
+	case "responseObject":
+		return memberResponseObject, true
+	}
+	return 0, false
+}
+
+// memberScan reads the members of an event the Go side needs in one walk at most: a lookup
+// walks on from where the previous one stopped, remembering the members it passes. The
+// apiserver writes requestURI and objectRef before the bodies, so the lookups of every event
+// (request URI, redaction) stop there; only endpoints writes walk on to the bodies and the
+// stage time. Values are kept as positions in the event, so that the scan stays valid for a
+// copy of it (see rebase). Like topLevelRaw it takes the first of duplicate names, which
+// asGoReads leaves none of.
+type memberScan struct {
+	event []byte
+	pos   int // where the walk goes on; past the end when the walk is over
+	start [memberCount]int
+	end   [memberCount]int // 0 when the member was not found (yet)
+}
+
+func scanMembers(event []byte) *memberScan {
+	s := new(memberScan)
+	s.reset(event)
+	return s
+}
+
+// reset starts the scan of another event.
+func (s *memberScan) reset(event []byte) {
+	*s = memberScan{event: event, pos: len(event)}
+	if i := skipSpace(event, 0); i < len(event) && event[i] == '{' {
+		s.pos = i + 1
+	}
+}
+
+// rebase points the scan at a byte-identical copy of its event.
+func (s *memberScan) rebase(event []byte) { s.event = event }
+
+// raw returns the raw JSON value of member m, walking on until it is found or the members end.
+func (s *memberScan) raw(m member) ([]byte, bool) {
+	for s.end[m] == 0 && s.next() {
+	}
+	if s.end[m] == 0 {
+		return nil, false
+	}
+	return s.event[s.start[m]:s.end[m]], true
+}
+
+// str returns the value of the string member m (see topLevelString).
+func (s *memberScan) str(m member) (string, bool) {
+	raw, ok := s.raw(m)
+	if !ok || len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	return unquote(raw)
+}
+
+// next reads one member; it returns false when there are no more, or the object is not
+// well-formed up to there.
+func (s *memberScan) next() bool {
+	line := s.event
+	i := skipSpace(line, s.pos)
+	s.pos = len(line)
+	if i >= len(line) || line[i] != '"' {
+		return false
+	}
+	kStart := i
+	kEnd, ok := skipString(line, i)
+	if !ok {
+		return false
+	}
+	i = skipSpace(line, kEnd)
+	if i >= len(line) || line[i] != ':' {
+		return false
+	}
+	i = skipSpace(line, i+1)
+	if i >= len(line) {
+		return false
+	}
+	vEnd, ok := skipValue(line, i)
+	if !ok {
+		return false
+	}
+	if m, ok := memberOf(line[kStart:kEnd]); ok && s.end[m] == 0 {
+		s.start[m], s.end[m] = i, vEnd
+	}
+	if j := skipSpace(line, vEnd); j < len(line) && line[j] == ',' {
+		s.pos = j + 1
+	}
+	return true
+}
+
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++

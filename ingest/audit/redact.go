@@ -45,11 +45,12 @@ const webhookPatchAnnotation = "patch.webhook.admission.k8s.io/"
 var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
 
 // redactEvent returns the event with its secrets outside bodies replaced by markers, and
-// whether it changed anything. An event that is not a JSON object is returned unchanged (it is
-// rejected later), and so is one with nothing to redact, without being decoded.
-func redactEvent(event []byte) ([]byte, bool) {
-	sensitive := isSensitiveEvent(event)
-	uri, _ := topLevelString(event, "requestURI")
+// whether it changed anything; scan is the event's member scan. An event that is not a JSON
+// object is returned unchanged (it is rejected later), and so is one with nothing to redact,
+// without being decoded.
+func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
+	sensitive := isSensitiveEvent(scan)
+	uri, _ := scan.str(memberRequestURI)
 	if !sensitive && !strings.Contains(strings.ToLower(uri), "token") && !containsBearer(event) {
 		return event, false
 	}
@@ -110,8 +111,8 @@ func redactEvent(event []byte) ([]byte, bool) {
 
 // isSensitiveEvent says whether the event is about a resource whose bodies are dropped: the
 // same test as load.sql's.
-func isSensitiveEvent(event []byte) bool {
-	ref, ok := topLevelRaw(event, "objectRef")
+func isSensitiveEvent(scan *memberScan) bool {
+	ref, ok := scan.raw(memberObjectRef)
 	if !ok {
 		return false
 	}

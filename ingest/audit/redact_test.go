@@ -25,7 +25,7 @@ func TestRedactEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, changed := redactEvent([]byte(tt.event))
+			out, changed := redactEvent([]byte(tt.event), scanMembers([]byte(tt.event)))
 			if changed != tt.changed || !changed && string(out) != tt.event {
 				t.Fatalf("redactEvent(%s) = %s, %v; want changed %v", tt.event, out, changed, tt.changed)
 			}
@@ -60,7 +60,7 @@ func FuzzRedactEvent(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, event []byte) {
-		out, changed := redactEvent(event)
+		out, changed := redactEvent(event, scanMembers(event))
 		if !changed {
 			if string(out) != string(event) {
 				t.Fatalf("unchanged event differs: %q", out)
@@ -71,7 +71,7 @@ func FuzzRedactEvent(f *testing.F) {
 		if json.Unmarshal(event, &before) != nil || json.Unmarshal(out, &after) != nil || len(before) != len(after) {
 			t.Fatalf("redacted %q into %q", event, out)
 		}
-		if again, changed := redactEvent(out); changed {
+		if again, changed := redactEvent(out, scanMembers(out)); changed {
 			t.Fatalf("second pass changed %q into %q", out, again)
 		}
 	})
