@@ -25,3 +25,17 @@ func TestJSONAsGoReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestLoneSurrogatesAsGoReadsThem: an escaped lone UTF-16 surrogate, which DuckDB's JSON parser
+// rejects and Go's encoding/json reads as U+FFFD, is read as Go reads it: the event is kept.
+func TestLoneSurrogatesAsGoReadsThem(t *testing.T) {
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, "testdata/lone-surrogate.good.log")
+	if res[0].Rows != 2 || res[0].Rejected != 0 {
+		t.Fatalf("%+v, want 2 rows and nothing rejected", res[0])
+	}
+	got := queryStrings(t, db, `SELECT left(user_agent, 2) || ' ' || left(request_uri, 2) FROM audit_events ORDER BY source_line`)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "\uFFFDk ") || !strings.HasSuffix(got[1], " \uFFFD/") {
+		t.Errorf("loaded %q, want U+FFFD for the lone surrogate of line 1's user agent and line 2's request URI", got)
+	}
+}
