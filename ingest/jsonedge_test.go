@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +39,29 @@ func TestLoneSurrogatesAsGoReadsThem(t *testing.T) {
 	got := queryStrings(t, db, `SELECT left(user_agent, 2) || ' ' || left(request_uri, 2) FROM audit_events ORDER BY source_line`)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "\uFFFDk ") || !strings.HasSuffix(got[1], " \uFFFD/") {
 		t.Errorf("loaded %q, want U+FFFD for the lone surrogate of line 1's user agent and line 2's request URI", got)
+	}
+}
+
+// TestTruncatedEventListLine: a webhook batch line cut short (a crash mid-write) is rejected
+// with its line and reason, and the batches around it are loaded.
+func TestTruncatedEventListLine(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(string(readFile(t, "testdata/audit-v1.good.log"))), "\n")
+	list := func(events ...string) string {
+		return `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[` + strings.Join(events, ",") + "]}"
+	}
+	cut := list(lines[2], lines[3])
+	path := filepath.Join(t.TempDir(), "webhook.ndjson")
+	data := list(lines[0], lines[1]) + "\n" + cut[:len(cut)/2] + "\n" + list(lines[4], lines[5]) + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 4 || res[0].Rejected != 1 {
+		t.Fatalf("%+v, want 4 rows and the cut line rejected", res[0])
+	}
+	reasons := queryStrings(t, db, `SELECT line || ': ' || reason FROM ingest_errors`)
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "2: unexpected end of JSON") {
+		t.Errorf("rejected %q, want line 2 as truncated JSON", reasons)
 	}
 }

@@ -172,9 +172,8 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 			repaired++
 		case opt.lists && isEventList(text[start:]):
 			items, listVersion, ok := eventListItems(text[start:])
-			if !ok { // let DuckDB reject it with the line intact
-				rewritten.flush()
-				w = b.place(buf, w, pos, start, end, next, line, offset, nil)
+			if !ok { // w stays put: the lines after this one are compacted over it
+				rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(text[start:]), Text: bytes.Clone(text[start:])})
 				break
 			}
 			for _, it := range items {
