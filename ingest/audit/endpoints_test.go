@@ -83,7 +83,7 @@ func checkScan(t *testing.T, event []byte, backwards bool) {
 	if json.Unmarshal(event, &members) != nil {
 		return // not an object: DuckDB rejects it
 	}
-	names := []string{"kind", "stage", "verb", "requestURI", "objectRef", "responseStatus", "stageTimestamp", "requestObject", "responseObject"}
+	names := []string{"kind", "stage", "verb", "requestURI", "objectRef", "responseStatus", "stageTimestamp", "requestObject", "responseObject", "annotations"}
 	s := scanMembers(event)
 	for i := range names {
 		m := member(i)

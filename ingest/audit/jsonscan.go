@@ -78,6 +78,7 @@ const (
 	memberStageTimestamp
 	memberRequestObject
 	memberResponseObject
+	memberAnnotations
 	memberCount
 )
 
@@ -109,6 +110,8 @@ func memberOf(quoted []byte) (member, bool) {
 		return memberRequestObject, true
 	case "responseObject":
 		return memberResponseObject, true
+	case "annotations":
+		return memberAnnotations, true
 	}
 	return 0, false
 }

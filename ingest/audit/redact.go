@@ -47,13 +47,20 @@ var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
 // redactEvent returns the event with its secrets outside bodies replaced by markers, and
 // whether it changed anything; scan is the event's member scan. An event that is not a JSON
 // object is returned unchanged (it is rejected later), and so is one with nothing to redact,
-// without being decoded.
+// without being decoded (mayNeedRedaction).
 func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
 	sensitive := isSensitiveEvent(scan)
 	uri, _ := scan.str(memberRequestURI)
-	if !sensitive && !strings.Contains(strings.ToLower(uri), "token") && !containsBearer(event) {
+	if !mayNeedRedaction(event, scan, sensitive, uri) {
 		return event, false
 	}
+	return redactMembers(event, sensitive)
+}
+
+// redactMembers is redactEvent past its cheap test: it decodes the event's members and rewrites
+// those holding secrets.
+func redactMembers(event []byte, sensitive bool) ([]byte, bool) {
+	var uri string
 	var members map[string]json.RawMessage
 	if json.Unmarshal(event, &members) != nil {
 		return event, false
@@ -107,6 +114,38 @@ func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
 		return event, false
 	}
 	return out, true
+}
+
+// mayNeedRedaction is the cheap test of redactEvent: it is false only for an event the rest of
+// redactEvent would leave unchanged. A request URI with a token parameter, the word bearer
+// anywhere, and in events of sensitive resources a mutating webhook's patch annotation or a
+// status message are what it rewrites.
+func mayNeedRedaction(event []byte, scan *memberScan, sensitive bool, uri string) bool {
+	if _, tokens := redactURI(uri); tokens || containsBearer(event) {
+		return true
+	}
+	if !sensitive {
+		return false
+	}
+	if status, ok := scan.raw(memberResponseStatus); ok {
+		if message, _ := topLevelString(status, "message"); message != "" {
+			return true
+		}
+	}
+	raw, ok := scan.raw(memberAnnotations)
+	if !ok {
+		return false
+	}
+	var annotations map[string]json.RawMessage
+	if json.Unmarshal(raw, &annotations) != nil {
+		return false // redactEvent reads them the same way: not an object, nothing to redact
+	}
+	for k := range annotations {
+		if strings.HasPrefix(k, webhookPatchAnnotation) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSensitiveEvent says whether the event is about a resource whose bodies are dropped: the

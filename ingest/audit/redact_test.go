@@ -44,7 +44,8 @@ func TestRedactEvent(t *testing.T) {
 }
 
 // FuzzRedactEvent: the redactor never breaks an event: the result is a JSON object with the same
-// members, and a second pass finds nothing left to redact. The seeds are short events, one per
+// members, and a second pass finds nothing left to redact; and its cheap test never skips an
+// event (as asGoReads hands it on) that the full redaction would change. The seeds are short events, one per
 // kind of secret: the fuzzer minimizes every input that finds new coverage, at a cost quadratic
 // in its length, and with the kilobyte events of the corpus it made 16 executions in 3 minutes.
 func FuzzRedactEvent(f *testing.F) {
@@ -56,10 +57,21 @@ func FuzzRedactEvent(f *testing.F) {
 		`{"objectRef":{"resource":"serviceaccounts","subresource":"token"},"responseStatus":{"message":"value s3cr3t","code":422}}`,
 		`{"objectRef":{"resource":"tokenreviews"},"responseStatus":{"message":"BEARER abc"}}`,
 		`{"responseStatus":{"message":"bad bearer x.y.z"}}`,
+		`{"objectRef":{"resource":"tokenreviews"},"requestURI":"/apis/authentication.k8s.io/v1/tokenreviews","annotations":{"a":"b"},"responseStatus":{"code":201}}`,
+		`{"objectRef":{"resource":"secrets"},"annotations":{"patch.webhook.admission.k8s.io\u002fround_0_index_0":"x"}}`,
+		`{"objectRef":{"resource":"secrets"},"responseStatus":{"message":"\u0073"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, event []byte) {
+		if read, _, bad := asGoReads(event); !bad {
+			scan := scanMembers(read)
+			uri, _ := scan.str(memberRequestURI)
+			sensitive := isSensitiveEvent(scan)
+			if _, changed := redactMembers(read, sensitive); changed && !mayNeedRedaction(read, scan, sensitive, uri) {
+				t.Fatalf("the cheap test skips %q, which redaction changes", read)
+			}
+		}
 		out, changed := redactEvent(event, scanMembers(event))
 		if !changed {
 			if string(out) != string(event) {
