@@ -28,7 +28,7 @@ import (
 //	  - name: goes backwards
 //	    params: {min_rewinds_count: 1}   # --set for this case
 //	    since: 2026-11-21T06:00:00Z      # optional window
-//	    pieces: 3                         # optional: run a rule that runs in pieces in this many
+//	    pieces: 3                        # optional: run a rule that runs in pieces in this many
 //	    tables:
 //	      audit_events:
 //	        - {audit_id: w1, verb: watch, watch_rv: 200, ...}
