@@ -101,6 +101,9 @@ type Options struct {
 	// Profile measures each rule's peak memory (Outcome.Profile.PeakRSS), resetting the process's
 	// peak before each rule.
 	Profile bool
+	// Pieces, when positive, is how many pieces a rule that runs in pieces runs in, instead of the
+	// count its table's rows and the memory limit give (rule tests, see rules.TestCase.Pieces).
+	Pieces int64
 
 	// memoryShare is the database's memory limit as a share of the default one, by which the rows
 	// of a rule's pieces scale (see rules.Pieces); set by Run.
@@ -313,17 +316,12 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	if r.Pieces == nil {
 		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
-	// the pieces follow the rows the rule reads: those of its window, from the start of its lookback
-	from := opt.Since
-	if from != nil && r.Lookback != "" {
-		start := from.Add(-r.LookbackDuration())
-		from = &start
+	pieces := opt.Pieces
+	if pieces <= 0 {
+		if pieces, err = pieceCount(ctx, schema, conn, r, opt); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := schema.RowCountIn(ctx, conn, r.Pieces.Table, from, opt.Until)
-	if err != nil {
-		return nil, fmt.Errorf("splitting the query into pieces: %w", err)
-	}
-	pieces := r.Pieces.Count(rows, opt.memoryShare)
 	var out []Finding
 	for piece := range pieces {
 		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
@@ -333,6 +331,22 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// pieceCount returns how many pieces r runs in: one per r.Pieces.Rows rows of its table (scaled
+// by the memory limit) in its window.
+func pieceCount(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options) (int64, error) {
+	// the pieces follow the rows the rule reads: those of its window, from the start of its lookback
+	from := opt.Since
+	if from != nil && r.Lookback != "" {
+		start := from.Add(-r.LookbackDuration())
+		from = &start
+	}
+	rows, err := schema.RowCountIn(ctx, conn, r.Pieces.Table, from, opt.Until)
+	if err != nil {
+		return 0, fmt.Errorf("splitting the query into pieces: %w", err)
+	}
+	return r.Pieces.Count(rows, opt.memoryShare), nil
 }
 
 // pieceArgs adds to args the parameters that select piece (from 0) of pieces, for a rule that

@@ -73,7 +73,7 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 			return fmt.Errorf("loading %s: %w", strings.Join(paths, ", "), err)
 		}
 	}
-	rep, err := Run(ctx, db, []rules.Rule{r}, Options{Since: c.Since, Until: c.Until, Set: map[string]map[string]any{r.ID: c.Params}})
+	rep, err := Run(ctx, db, []rules.Rule{r}, Options{Since: c.Since, Until: c.Until, Pieces: c.Pieces, Set: map[string]map[string]any{r.ID: c.Params}})
 	if err != nil {
 		return err
 	}

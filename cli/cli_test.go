@@ -427,6 +427,25 @@ tests:
 		!strings.Contains(r.stdout, "FAIL  "+tests+": a wrong expectation\n      unexpected: err-lines warning a.log count=1") || !strings.Contains(r.stdout, "2 passed, 1 failed") {
 		t.Errorf("rules test: %+v", r)
 	}
+	badPieces := filepath.Join(dir, "pieces.test.yaml")
+	os.WriteFile(badPieces, []byte(`rule: err-lines
+tests:
+  - name: split
+    pieces: 2
+    tables:
+      ingest_errors: [{source_file: a.log, line: 3}]
+    expect: []
+  - name: fewer than none
+    pieces: -1
+    tables:
+      ingest_errors: [{source_file: a.log, line: 3}]
+    expect: []
+`), 0o644)
+	if r := runCLI(t, "rules", "test", "--rules", dir, badPieces); r.code != ExitError ||
+		!strings.Contains(r.stderr, `tests[0] "split": pieces: rule err-lines does not run in pieces`) ||
+		!strings.Contains(r.stderr, `tests[1] "fewer than none": pieces -1: want a positive number of pieces`) {
+		t.Errorf("rules test with pieces for a rule that does not run in pieces: %+v", r)
+	}
 	audit, err := filepath.Abs(realAuditLog)
 	if err != nil {
 		t.Fatal(err)

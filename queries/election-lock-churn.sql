@@ -8,21 +8,61 @@
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
 -- With --since the writes and watch requests are read from $lookback_since (the rule's lookback before the window),
 -- not from the start of the database, so that a run over a short window costs in proportion to the window.
--- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml): each reads the locks, Leases, Services
--- and namespaced watches of the namespaces of its piece (ks_in_piece), and every cluster-wide watch, so that its
--- memory stays that of a small input however large the audit log grows (without pieces it ran out of memory at 4M
--- events under the default limit; what bounds a piece now is the evidence text of its reported locks, which an
--- aggregate holds and never spills: with pieces of 1M events, out of memory at 10M). Within a piece, the pairs of a
+-- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml) of about equal shares of the lock-capable
+-- writes and snapshots (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their
+-- rows, and the objects (cluster, namespace, name) of a namespace that spans several pieces are spread over them by
+-- a hash of their name (ks_object_in_piece). A piece reads the writes, snapshots and Services of its objects, and the
+-- watches that can meet its reported locks: the namespaced ones of their namespaces and every cluster-wide one. So a
+-- piece holds its share of the locks however they are spread over namespaces (one namespace or many), yet a small
+-- namespace stays in one piece and its watches are read once; its memory stays that of a small input however large
+-- the audit log grows (without pieces it ran out of memory at 4M events under the default limit; what bounds a piece
+-- is the evidence text of its reported locks, which an aggregate holds and never spills, and its locks' pairs with
+-- the watches: in pieces of whole namespaces hashed together, a piece could not be smaller than its namespaces, and
+-- 4M events ran out of memory under 300MB). Within a piece, the pairs of a
 -- lock and a watcher (which grow with locks × watchers) stream from a join into per-lock aggregates of integers (a
 -- count and the first 50); aggregates whose state is a string, a list or a DISTINCT set only see the reported locks'
 -- own rows and at most 50 watchers of each.
 WITH
+-- the rows of each namespace ('' for cluster-scoped objects) that the pieces share out: its lock-capable writes (as
+-- read by writes, below) and snapshots, from the start of the lookback to the end of the window
+ns_rows AS (
+    SELECT cluster, namespace, sum(n) AS n
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS namespace, count(*) AS n
+          FROM audit_events a
+          WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
+            AND a.resource IN ('endpoints', 'configmaps', 'leases')
+            AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
+            AND coalesce(a.subresource, '') = ''
+            AND a.verb IN ('create', 'update', 'patch')
+            AND a.stage = 'ResponseComplete'
+            AND a.code BETWEEN 200 AND 299
+          GROUP BY ALL
+          UNION ALL
+          SELECT coalesce(l.cluster, ''), coalesce(l.namespace, ''), count(*)
+          FROM leader_locks l
+          WHERE l.source = 'snapshot'
+            AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
+          GROUP BY ALL)
+    GROUP BY ALL
+),
+-- the pieces of each namespace: the namespaces in order take the share [before, before + n) of all rows, which maps
+-- to pieces first .. first + span - 1 (at least one): a namespace larger than a piece spans several, and a piece
+-- holds at most a piece's share of whole namespaces plus parts of the two namespaces that straddle its bounds
+ns_pieces AS MATERIALIZED (
+    SELECT cluster, namespace, first, greatest(CAST(ceil((before + n) * pieces / total) AS BIGINT) - first, 1) AS span
+    FROM (SELECT *, CAST(floor(before * pieces / total) AS BIGINT) AS first
+          FROM (SELECT cluster, namespace, CAST(n AS BIGINT) AS n, CAST($pieces AS BIGINT) AS pieces,
+                       CAST(coalesce(sum(n) OVER (ORDER BY cluster, namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS before,
+                       CAST(sum(n) OVER () AS DOUBLE) AS total
+                FROM ns_rows))
+),
 -- successful writes of the lock-capable resources, one row per request (from the start of the lookback up to the end
 -- of the window: the previous state of an object is needed at the start of the window; in_win marks the writes
 -- inside it; a lock whose last write before the window is older than the lookback starts with an acquisition), with what
 -- their body says (the bodies themselves are not carried through the window functions below: they would hold every
 -- body in memory at once); kept for their three readers, so that audit_events is scanned for them once: a piece's
--- writes are a share of its rows, which the piece size bounds
+-- writes are those of its objects (the name of a create without one in its objectRef is in its body), a share of
+-- the rows, which the piece size bounds
 writes AS MATERIALIZED (
     SELECT b.* EXCLUDE (body, ref_name),
            (b.body IS NOT NULL) AS has_body,
@@ -38,8 +78,10 @@ writes AS MATERIALIZED (
                  coalesce(a.response_object, a.request_object) AS body,
                  (a.stage_at >= ks_window_start($since)) AS in_win
     FROM audit_events a
+    JOIN ns_pieces p ON p.cluster = coalesce(a.cluster, '') AND p.namespace = coalesce(a.namespace, '')
     WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
-      AND ks_in_piece(a.cluster, a.namespace, $piece, $pieces)
+      AND ks_object_in_piece(a.cluster, a.namespace, coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name'),
+                             p.first, p.span, $piece)
       AND a.resource IN ('endpoints', 'configmaps', 'leases')
       AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
       AND coalesce(a.subresource, '') = ''
@@ -70,8 +112,9 @@ snap_ann AS (
     SELECT coalesce(l.cluster, '') AS cluster, l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
            l.holder, l.transitions, l.renew_time
     FROM leader_locks l
+    JOIN ns_pieces p ON p.cluster = coalesce(l.cluster, '') AND p.namespace = coalesce(l.namespace, '')
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
-      AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
+      AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.first, p.span, $piece)
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
@@ -176,12 +219,22 @@ lock_stats AS (
     LEFT JOIN audit_holders h USING (cluster, kind, namespace, name)
     LEFT JOIN snap_agg s USING (cluster, kind, namespace, name)
 ),
+-- the locks that are reported (enough updates): only they need watchers and evidence
+reported AS (
+    SELECT cluster, kind, namespace, name, first_at, last_at, from_audit,
+           CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource,
+           row_number() OVER (ORDER BY cluster, kind, namespace, name) AS lock_id
+    FROM lock_stats
+    WHERE updates >= CAST($min_updates_count AS BIGINT)
+),
 -- watch requests (one row per request) on endpoints/configmaps, with their lifetime; req_id numbers them in the
 -- order they started (then by audit ID), watcher_id numbers the watching clients: user + client address, so that
 -- every pod of a DaemonSet (one username and userAgent, one address each) counts. Read are the requests that started
 -- by the end of the window (every event of a request carries its start) and have an event from the start of the
 -- lookback on: a watch still open in the window that started before the lookback is seen by its ResponseComplete
--- event (a watch lasts at most the apiserver's request timeout, an hour by default).
+-- event (a watch lasts at most the apiserver's request timeout, an hour by default). Read are the cluster-wide
+-- requests and the namespaced ones of the resources and namespaces of the piece's reported locks: the others meet
+-- none of them.
 watch_reqs AS (
     SELECT q.*,
            row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
@@ -197,17 +250,11 @@ watch_reqs AS (
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
             AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-            AND (a.namespace IS NULL OR ks_in_piece(a.cluster, a.namespace, $piece, $pieces))
+            AND (a.namespace IS NULL OR EXISTS (SELECT 1 FROM reported r
+                                                WHERE r.cluster = coalesce(a.cluster, '') AND r.resource = a.resource
+                                                  AND r.namespace = a.namespace))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
-),
--- the locks that are reported (enough updates): only they need watchers and evidence
-reported AS (
-    SELECT cluster, kind, namespace, name, first_at, last_at, from_audit,
-           CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource,
-           row_number() OVER (ORDER BY cluster, kind, namespace, name) AS lock_id
-    FROM lock_stats
-    WHERE updates >= CAST($min_updates_count AS BIGINT)
 ),
 -- what each watch request covers, as equality keys: its namespace ('' = all namespaces) and each name its field
 -- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join.
@@ -313,11 +360,13 @@ svc_audit AS MATERIALIZED (
     GROUP BY ALL
 ),
 svc_seen AS (
-    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
-    WHERE NOT coalesce(deleted, false) AND ks_in_piece(cluster, namespace, $piece, $pieces)
+    SELECT DISTINCT coalesce(s.cluster, '') AS cluster, s.namespace, s.name FROM services s
+    JOIN ns_pieces p ON p.cluster = coalesce(s.cluster, '') AND p.namespace = coalesce(s.namespace, '')
+    WHERE NOT coalesce(s.deleted, false) AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
     UNION
-    SELECT cluster, namespace, name FROM svc_audit
-    WHERE seen AND ks_in_piece(cluster, namespace, $piece, $pieces)
+    SELECT s.cluster, s.namespace, s.name FROM svc_audit s
+    JOIN ns_pieces p ON p.cluster = s.cluster AND p.namespace = coalesce(s.namespace, '')
+    WHERE s.seen AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
@@ -426,7 +475,8 @@ lease_obs AS (
     SELECT 'snapshot', coalesce(l.cluster, ''), l.namespace, l.name, NULL, l.captured_at, (l.captured_at >= ks_window_start($since)),
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
-    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_in_piece(l.cluster, l.namespace, $piece, $pieces)
+    JOIN ns_pieces p ON p.cluster = coalesce(l.cluster, '') AND p.namespace = coalesce(l.namespace, '')
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.first, p.span, $piece)
       AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)

@@ -14,6 +14,13 @@ CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-
 -- hash to its piece: no finding of such a rule spans two namespaces
 CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
     hash(coalesce(cluster, ''), coalesce(namespace, '')) % CAST(pieces AS UBIGINT) = CAST(piece AS UBIGINT);
+-- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name)
+-- of its piece when the objects of each namespace are spread over the pieces first .. first + span - 1 by a hash of
+-- their name (span 1: the whole namespace in one piece; first 0 and span $pieces: a hash of the object alone), so
+-- that a rule can split a large namespace and keep a small one in one piece (see queries/election-lock-churn.sql)
+CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, first, span, piece) AS
+    CAST(first AS UBIGINT) + hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) % CAST(span AS UBIGINT)
+        = CAST(piece AS UBIGINT);
 
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');

@@ -75,8 +75,9 @@ const (
 // Pieces says how a rule's query is split: into one piece per Rows rows of Table in the rule's
 // window (from the start of its lookback; at least one piece) under the default memory limit, and
 // proportionally fewer or more rows under a larger or smaller one, each piece reading only its
-// share of every input (hashed on keys no finding spans, e.g. cluster and namespace), so that a
-// piece's memory stays that of an input of Rows rows under the default limit.
+// share of every input (by keys no finding spans, e.g. cluster and namespace, or each object for
+// findings about one object: ks_in_piece, ks_object_in_piece), so that a piece's memory stays
+// that of an input of Rows rows under the default limit.
 type Pieces struct {
 	Table string `yaml:"table"`
 	Rows  int64  `yaml:"rows"`

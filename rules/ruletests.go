@@ -28,6 +28,7 @@ import (
 //	  - name: goes backwards
 //	    params: {min_rewinds_count: 1}   # --set for this case
 //	    since: 2026-11-21T06:00:00Z      # optional window
+//	    pieces: 3                        # optional: run a rule that runs in pieces in this many
 //	    tables:
 //	      audit_events:
 //	        - {audit_id: w1, verb: watch, watch_rv: 200, ...}
@@ -44,10 +45,13 @@ type TestFile struct {
 
 // TestCase is one case of a TestFile.
 type TestCase struct {
-	Name   string                      `yaml:"name"`
-	Params map[string]any              `yaml:"params"`
-	Since  *time.Time                  `yaml:"since"`
-	Until  *time.Time                  `yaml:"until"`
+	Name   string         `yaml:"name"`
+	Params map[string]any `yaml:"params"`
+	Since  *time.Time     `yaml:"since"`
+	Until  *time.Time     `yaml:"until"`
+	// Pieces, when set, runs the rule (one that runs in pieces) in this many pieces, so that a case
+	// can check that the findings do not depend on how its input is split.
+	Pieces int64                       `yaml:"pieces"`
 	Tables map[string][]map[string]any `yaml:"tables"`
 	Files  []string                    `yaml:"files"`
 	Expect *[]Match                    `yaml:"expect"`
@@ -214,8 +218,14 @@ func ParseTests(name string, data []byte, rs []Rule) (*TestFile, error) {
 		if len(c.Tables) == 0 && len(c.Files) == 0 {
 			bad("%s: no input (tables or files)", where)
 		}
+		if c.Pieces < 0 {
+			bad("%s: pieces %d: want a positive number of pieces", where, c.Pieces)
+		}
 		if rule == nil {
 			continue
+		}
+		if c.Pieces != 0 && rule.Pieces == nil {
+			bad("%s: pieces: rule %s does not run in pieces", where, rule.ID)
 		}
 		for p, v := range c.Params {
 			j := -1
