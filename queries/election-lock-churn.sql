@@ -233,8 +233,8 @@ reported AS (
 -- by the end of the window (every event of a request carries its start) and have an event from the start of the
 -- lookback on: a watch still open in the window that started before the lookback is seen by its ResponseComplete
 -- event (a watch lasts at most the apiserver's request timeout, an hour by default). Read are the cluster-wide
--- requests and the namespaced ones of the resources and namespaces of the piece's reported locks: the others meet
--- none of them.
+-- requests of the clusters and resources of the piece's reported locks, and the namespaced ones of their namespaces:
+-- the others meet none of them (a piece without reported locks reads none).
 watch_reqs AS (
     SELECT q.*,
            row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
@@ -250,9 +250,9 @@ watch_reqs AS (
           WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
             AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
             AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-            AND (a.namespace IS NULL OR EXISTS (SELECT 1 FROM reported r
-                                                WHERE r.cluster = coalesce(a.cluster, '') AND r.resource = a.resource
-                                                  AND r.namespace = a.namespace))
+            AND EXISTS (SELECT 1 FROM reported r
+                        WHERE r.cluster = coalesce(a.cluster, '') AND r.resource = a.resource
+                          AND (a.namespace IS NULL OR r.namespace = a.namespace))
           GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
           HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
 ),
