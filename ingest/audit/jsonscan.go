@@ -31,38 +31,52 @@ func topLevelRaw(line []byte, key string) ([]byte, bool) {
 	if i >= len(line) || line[i] != '{' {
 		return nil, false
 	}
-	i++
-	for {
-		i = skipSpace(line, i)
-		if i >= len(line) || line[i] != '"' {
-			return nil, false
-		}
-		kStart := i
-		kEnd, ok := skipString(line, i)
+	for i++; i >= 0; {
+		m, ok := readMember(line, i)
 		if !ok {
 			return nil, false
 		}
-		i = skipSpace(line, kEnd)
-		if i >= len(line) || line[i] != ':' {
-			return nil, false
+		if rawKeyEquals(line[m.keyStart:m.keyEnd], key) {
+			return line[m.valueStart:m.valueEnd], true
 		}
-		i = skipSpace(line, i+1)
-		if i >= len(line) {
-			return nil, false
-		}
-		vEnd, ok := skipValue(line, i)
-		if !ok {
-			return nil, false
-		}
-		if rawKeyEquals(line[kStart:kEnd], key) {
-			return line[i:vEnd], true
-		}
-		i = skipSpace(line, vEnd)
-		if i >= len(line) || line[i] != ',' {
-			return nil, false
-		}
-		i++
+		i = m.next
 	}
+	return nil, false
+}
+
+// objectMember is where one member of a JSON object is in its line: the quoted key, the raw
+// value, and where the next member starts (-1 after the last one).
+type objectMember struct {
+	keyStart, keyEnd, valueStart, valueEnd, next int
+}
+
+// readMember reads the member starting at line[i] (after optional space); ok is false when the
+// object is not well-formed there.
+func readMember(line []byte, i int) (m objectMember, ok bool) {
+	i = skipSpace(line, i)
+	if i >= len(line) || line[i] != '"' {
+		return m, false
+	}
+	m.keyStart = i
+	if m.keyEnd, ok = skipString(line, i); !ok {
+		return m, false
+	}
+	i = skipSpace(line, m.keyEnd)
+	if i >= len(line) || line[i] != ':' {
+		return m, false
+	}
+	m.valueStart = skipSpace(line, i+1)
+	if m.valueStart >= len(line) {
+		return m, false
+	}
+	if m.valueEnd, ok = skipValue(line, m.valueStart); !ok {
+		return m, false
+	}
+	m.next = -1
+	if j := skipSpace(line, m.valueEnd); j < len(line) && line[j] == ',' {
+		m.next = j + 1
+	}
+	return m, true
 }
 
 // member names a top-level member of an audit event that the Go side reads.
@@ -125,7 +139,7 @@ func memberOf(quoted []byte) (member, bool) {
 // asGoReads leaves none of.
 type memberScan struct {
 	event []byte
-	pos   int // where the walk goes on; past the end when the walk is over
+	pos   int // where the walk goes on; -1 or past the end when the walk is over
 	start [memberCount]int
 	end   [memberCount]int // 0 when the member was not found (yet)
 }
@@ -169,35 +183,18 @@ func (s *memberScan) str(m member) (string, bool) {
 // next reads one member; it returns false when there are no more, or the object is not
 // well-formed up to there.
 func (s *memberScan) next() bool {
-	line := s.event
-	i := skipSpace(line, s.pos)
-	s.pos = len(line)
-	if i >= len(line) || line[i] != '"' {
+	if s.pos < 0 || s.pos >= len(s.event) {
 		return false
 	}
-	kStart := i
-	kEnd, ok := skipString(line, i)
+	m, ok := readMember(s.event, s.pos)
 	if !ok {
+		s.pos = -1
 		return false
 	}
-	i = skipSpace(line, kEnd)
-	if i >= len(line) || line[i] != ':' {
-		return false
+	if k, ok := memberOf(s.event[m.keyStart:m.keyEnd]); ok && s.end[k] == 0 {
+		s.start[k], s.end[k] = m.valueStart, m.valueEnd
 	}
-	i = skipSpace(line, i+1)
-	if i >= len(line) {
-		return false
-	}
-	vEnd, ok := skipValue(line, i)
-	if !ok {
-		return false
-	}
-	if m, ok := memberOf(line[kStart:kEnd]); ok && s.end[m] == 0 {
-		s.start[m], s.end[m] = i, vEnd
-	}
-	if j := skipSpace(line, vEnd); j < len(line) && line[j] == ',' {
-		s.pos = j + 1
-	}
+	s.pos = m.next
 	return true
 }
 
