@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -303,7 +304,7 @@ type summaryData struct {
 }
 
 // runRule runs r and returns its findings, their evidence kept in spill.
-func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) ([]Finding, error) {
+func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) (_ []Finding, err error) {
 	tmpl, err := rules.SummaryTemplate(r.Summary)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -315,6 +316,11 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	}
 	if r.Pieces == nil {
 		return runPiece(ctx, conn, spill, r, args, tmpl, params)
+	}
+	drop, err := stage(ctx, conn, r, args)
+	defer func() { err = errors.Join(err, drop()) }()
+	if err != nil {
+		return nil, err
 	}
 	pieces := opt.Pieces
 	if pieces <= 0 {
@@ -333,9 +339,36 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	return out, nil
 }
 
+// stage keeps r's stages as their temporary tables (see rules.Stage), in order, with the rule's
+// args; drop removes those made (also when a later one failed).
+func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (drop func() error, err error) {
+	var made []string
+	drop = func() error {
+		var errs []error
+		for _, t := range made {
+			errs = append(errs, conn.DropStage(context.WithoutCancel(ctx), t))
+		}
+		return errors.Join(errs...)
+	}
+	for _, s := range r.Stages {
+		made = append(made, s.Table)
+		if err := conn.Stage(ctx, s.Table, s.SQL, args...); err != nil {
+			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
+		}
+	}
+	return drop, nil
+}
+
 // pieceCount returns how many pieces r runs in: one per r.Pieces.Rows rows of its table (scaled
-// by the memory limit) in its window.
+// by the memory limit) in its window; a stage table (already cut to the window) counts whole.
 func pieceCount(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options) (int64, error) {
+	if slices.Contains(r.StageTables(), r.Pieces.Table) {
+		var rows int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+r.Pieces.Table).Scan(&rows); err != nil {
+			return 0, fmt.Errorf("splitting the query into pieces: counting %s: %w", r.Pieces.Table, err)
+		}
+		return r.Pieces.Count(rows, opt.memoryShare), nil
+	}
 	// the pieces follow the rows the rule reads: those of its window, from the start of its lookback
 	from := opt.Since
 	if from != nil && r.Lookback != "" {

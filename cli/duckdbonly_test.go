@@ -165,8 +165,9 @@ func catalogDuckDBOnly(t *testing.T) map[string]bool {
 }
 
 // TestRulesMarkTheirDuckDBOnlySQL: every built-in rule's duckdb_only lists exactly the
-// DuckDB-only functions and constructs its query uses, with those of the macros it calls
-// (issue 12: the dataset is read by other engines, and a rule marks what does not port).
+// DuckDB-only functions and constructs its query, its stages, charts and coverage checks use,
+// with those of the macros they call (issue 12: the dataset is read by other engines, and a rule
+// marks what does not port).
 func TestRulesMarkTheirDuckDBOnlySQL(t *testing.T) {
 	only := catalogDuckDBOnly(t)
 	macros := splitMacros(queries.Macros())
@@ -179,6 +180,9 @@ func TestRulesMarkTheirDuckDBOnlySQL(t *testing.T) {
 	}
 	for _, r := range rs {
 		query := r.SQL
+		for _, s := range r.Stages {
+			query += "\n" + s.SQL
+		}
 		for _, c := range r.Charts {
 			query += "\n" + c.SQL
 		}

@@ -8,16 +8,19 @@
 -- The window bounds are bound into each scan's WHERE (not a cross-joined CTE) so that DuckDB filters the scans themselves.
 -- With --since the writes and watch requests are read from $lookback_since (the rule's lookback before the window),
 -- not from the start of the database, so that a run over a short window costs in proportion to the window.
--- The rule runs in pieces ($piece of $pieces, rules/election-lock-churn.yaml) of about equal shares of the lock-capable
--- writes and snapshots (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their
--- rows, and the objects (cluster, namespace, name) of a namespace that spans several pieces are spread over them by
--- a hash of their name (ks_object_in_piece). A piece reads the writes, snapshots and Services of its objects, and the
--- watches that can meet its reported locks: the namespaced ones of their namespaces and every cluster-wide one. So a
--- piece holds its share of the locks however they are spread over namespaces (one namespace or many), yet a small
--- namespace stays in one piece and its watches are read once; its memory stays that of a small input however large
--- the audit log grows (without pieces it ran out of memory at 4M events under the default limit; what bounds a piece
--- is the evidence text of its reported locks, which an aggregate holds and never spills, and its locks' pairs with
--- the watches: in pieces of whole namespaces hashed together, a piece could not be smaller than its namespaces, and
+-- What the rule reads of audit_events is selected once, before the pieces, by its stages (rules/election-lock-churn.yaml,
+-- queries/stages/election-lock-churn-*.sql): the lock-capable writes without their bodies (stage_lock_writes), the watch
+-- requests on Endpoints and ConfigMaps (stage_watch_reqs) and their keys (stage_watch_keys), and the Services the audit
+-- log names (stage_audit_services); a piece reads its share of those instead of scanning every audit event again.
+-- The rule runs in pieces ($piece of $pieces) of about equal shares of the lock-capable writes and snapshots
+-- (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their rows, and the
+-- objects (cluster, namespace, name) of a namespace that spans several pieces are spread over them by a hash of their
+-- name (ks_object_in_piece). A piece reads the writes, snapshots and Services of its objects, and meets the watches of
+-- its reported locks in a hash join. So a piece holds its share of the locks however they are spread over namespaces
+-- (one namespace or many), yet a small namespace stays in one piece; its memory stays that of a small input however
+-- large the audit log grows (without pieces it ran out of memory at 4M events under the default limit; what bounds a
+-- piece is the evidence text of its reported locks, which an aggregate holds and never spills, and its locks' pairs
+-- with the watches: in pieces of whole namespaces hashed together, a piece could not be smaller than its namespaces, and
 -- 4M events ran out of memory under 300MB). Within a piece, the pairs of a
 -- lock and a watcher (which grow with locks × watchers) stream from a join into per-lock aggregates of integers (a
 -- count and the first 50); aggregates whose state is a string, a list or a DISTINCT set only see the reported locks'
@@ -27,15 +30,8 @@ WITH
 -- read by writes, below) and snapshots, from the start of the lookback to the end of the window
 ns_rows AS (
     SELECT cluster, namespace, sum(n) AS n
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS namespace, count(*) AS n
-          FROM audit_events a
-          WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
-            AND a.resource IN ('endpoints', 'configmaps', 'leases')
-            AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
-            AND coalesce(a.subresource, '') = ''
-            AND a.verb IN ('create', 'update', 'patch')
-            AND a.stage = 'ResponseComplete'
-            AND a.code BETWEEN 200 AND 299
+    FROM (SELECT w.cluster, coalesce(w.namespace, '') AS namespace, count(*) AS n
+          FROM stage_lock_writes w
           GROUP BY ALL
           UNION ALL
           SELECT coalesce(l.cluster, ''), coalesce(l.namespace, ''), count(*)
@@ -56,38 +52,12 @@ ns_pieces AS MATERIALIZED (
                        CAST(sum(n) OVER () AS DOUBLE) AS total
                 FROM ns_rows))
 ),
--- successful writes of the lock-capable resources, one row per request (from the start of the lookback up to the end
--- of the window: the previous state of an object is needed at the start of the window; in_win marks the writes
--- inside it; a lock whose last write before the window is older than the lookback starts with an acquisition), with what
--- their body says (the bodies themselves are not carried through the window functions below: they would hold every
--- body in memory at once); kept for their three readers, so that audit_events is scanned for them once: a piece's
--- writes are those of its objects (the name of a create without one in its objectRef is in its body), a share of
--- the rows, which the piece size bounds
+-- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers
 writes AS MATERIALIZED (
-    SELECT b.* EXCLUDE (body, ref_name),
-           (b.body IS NOT NULL) AS has_body,
-           coalesce(b.ref_name, b.body->'metadata'->>'name') AS name,
-           b.body->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS rec,
-           b.body->'metadata'->>'uid' AS uid,
-           b.body->'spec'->>'holderIdentity' AS lease_holder,
-           TRY_CAST(b.body->'spec'->>'leaseTransitions' AS BIGINT) AS lease_transitions,
-           json_extract_string(b.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NOT NULL AS identity_lease
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource, a.namespace, a.name AS ref_name,
-                 a.username, coalesce(a.user_agent, '') AS user_agent,
-                 a.stage_at AS ts, a.source_file, a.source_line,
-                 coalesce(a.response_object, a.request_object) AS body,
-                 (a.stage_at >= ks_window_start($since)) AS in_win
-    FROM audit_events a
-    JOIN ns_pieces p ON p.cluster = coalesce(a.cluster, '') AND p.namespace = coalesce(a.namespace, '')
-    WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
-      AND ks_object_in_piece(a.cluster, a.namespace, coalesce(a.name, coalesce(a.response_object, a.request_object)->'metadata'->>'name'),
-                             p.first, p.span, $piece)
-      AND a.resource IN ('endpoints', 'configmaps', 'leases')
-      AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
-      AND coalesce(a.subresource, '') = ''
-      AND a.verb IN ('create', 'update', 'patch')
-      AND a.stage = 'ResponseComplete'
-      AND a.code BETWEEN 200 AND 299) b
+    SELECT w.*
+    FROM stage_lock_writes w
+    JOIN ns_pieces p ON p.cluster = w.cluster AND p.namespace = coalesce(w.namespace, '')
+    WHERE ks_object_in_piece(w.cluster, w.namespace, w.name, p.first, p.span, $piece)
 ),
 -- ---------------------------------------------------------------- annotation locks (Endpoints, ConfigMap)
 ann_raw AS (
@@ -227,55 +197,6 @@ reported AS (
     FROM lock_stats
     WHERE updates >= CAST($min_updates_count AS BIGINT)
 ),
--- watch requests (one row per request) on endpoints/configmaps, with their lifetime; req_id numbers them in the
--- order they started (then by audit ID), watcher_id numbers the watching clients: user + client address, so that
--- every pod of a DaemonSet (one username and userAgent, one address each) counts. Read are the requests that started
--- by the end of the window (every event of a request carries its start) and have an event from the start of the
--- lookback on: a watch still open in the window that started before the lookback is seen by its ResponseComplete
--- event (a watch lasts at most the apiserver's request timeout, an hour by default). Read are the cluster-wide
--- requests of the clusters and resources of the piece's reported locks, and the namespaced ones of their namespaces:
--- the others meet none of them (a piece without reported locks reads none).
-watch_reqs AS (
-    SELECT q.*,
-           row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
-           dense_rank() OVER (ORDER BY q.username, q.client_ip) AS watcher_id
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
-                 coalesce(any_value(a.user_agent), '') AS user_agent,
-                 coalesce(any_value(a.source_ips[1]), '') AS client_ip,
-                 any_value(a.field_selector) AS field_selector,
-                 min(a.received_at) AS started_at,
-                 coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
-                 min(a.source_file) AS source_file, min(a.source_line) AS source_line
-          FROM audit_events a
-          WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
-            AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
-            AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-            AND EXISTS (SELECT 1 FROM reported r
-                        WHERE r.cluster = coalesce(a.cluster, '') AND r.resource = a.resource
-                          AND (a.namespace IS NULL OR r.namespace = a.namespace))
-          GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
-          HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q
-),
--- what each watch request covers, as equality keys: its namespace ('' = all namespaces) and each name its field
--- selector names (metadata.name=X; '' = all names), so that locks meet their watchers in a hash join.
--- prev_ended_at: the latest end of the watcher's earlier requests under the same key (NULL for its first one).
--- single_key: the watcher's requests of this resource never meet a lock under two keys (no field selector, and not
--- both cluster-wide and namespaced watches), so that its first request open while a lock was written is the one
--- whose earlier requests had all ended before the lock's first write (see lock_watchers)
-watch_keys AS (
-    SELECT k.*,
-           max(k.ended_at) OVER (PARTITION BY k.cluster, k.resource, k.watcher_id, k.ns_key, k.name_key ORDER BY k.req_id
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ended_at,
-           bool_and(k.name_key = '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)
-             AND (bool_and(k.ns_key = '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)
-                  OR bool_and(k.ns_key <> '') OVER (PARTITION BY k.cluster, k.resource, k.watcher_id)) AS single_key
-    FROM (SELECT w.req_id, w.watcher_id, w.cluster, w.resource, w.started_at, w.ended_at, w.user_agent,
-                 coalesce(w.namespace, '') AS ns_key, sel.name_key
-          FROM watch_reqs w,
-               unnest(CASE WHEN coalesce(w.field_selector, '') LIKE '%metadata.name=%'
-                           THEN list_distinct(regexp_extract_all(w.field_selector, 'metadata\.name=([^,]*)', 1))
-                           ELSE [''] END) AS sel(name_key)) k
-),
 -- each reported lock under the four keys a watch of it may have: its namespace or all, its name or all
 lock_keys AS (
     SELECT r.lock_id, r.cluster, r.resource, r.first_at, r.last_at, n.ns_key, k.name_key
@@ -291,14 +212,14 @@ lock_keys AS (
 lock_watchers AS (
     SELECT k.lock_id, w.watcher_id, w.req_id AS first_req
     FROM lock_keys k
-    JOIN watch_keys w
+    JOIN stage_watch_keys w
       ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
      AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
     WHERE w.single_key AND (w.prev_ended_at IS NULL OR w.prev_ended_at < k.first_at)
     UNION ALL
     SELECT k.lock_id, w.watcher_id, min(w.req_id)
     FROM lock_keys k
-    JOIN watch_keys w
+    JOIN stage_watch_keys w
       ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
      AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
     WHERE NOT w.single_key
@@ -331,7 +252,7 @@ shown_keys AS MATERIALIZED (
 shown_reqs AS (
     SELECT DISTINCT s.lock_id, s.watcher_id, w.req_id, w.user_agent
     FROM shown_keys s
-    JOIN watch_keys w
+    JOIN stage_watch_keys w
       ON w.watcher_id = s.watcher_id AND w.cluster = s.cluster AND w.resource = s.resource AND w.ns_key = s.ns_key
      AND w.name_key = s.name_key AND w.started_at <= s.last_at AND w.ended_at >= s.first_at
 ),
@@ -348,23 +269,14 @@ shown_watchers AS (
            u.requests, u.user_agent
     FROM lock_watcher_top t
     JOIN shown_requests u USING (lock_id, watcher_id)
-    JOIN watch_reqs f ON f.req_id = t.first_req
-),
--- the Services the audit log names (one scan for both readers below); seen: one that a successful write or get shows
-svc_audit AS MATERIALIZED (
-    SELECT coalesce(cluster, '') AS cluster, namespace, name,
-           bool_or(coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
-                   AND verb IN ('create', 'update', 'patch', 'get') AND code BETWEEN 200 AND 299 AND name IS NOT NULL) AS seen
-    FROM audit_events
-    WHERE resource = 'services'
-    GROUP BY ALL
+    JOIN stage_watch_reqs f ON f.req_id = t.first_req
 ),
 svc_seen AS (
     SELECT DISTINCT coalesce(s.cluster, '') AS cluster, s.namespace, s.name FROM services s
     JOIN ns_pieces p ON p.cluster = coalesce(s.cluster, '') AND p.namespace = coalesce(s.namespace, '')
     WHERE NOT coalesce(s.deleted, false) AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
     UNION
-    SELECT s.cluster, s.namespace, s.name FROM svc_audit s
+    SELECT s.cluster, s.namespace, s.name FROM stage_audit_services s
     JOIN ns_pieces p ON p.cluster = s.cluster AND p.namespace = coalesce(s.namespace, '')
     WHERE s.seen AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
 ),
@@ -372,7 +284,7 @@ svc_seen AS (
 svc_knowledge AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster FROM services
     UNION
-    SELECT DISTINCT cluster FROM svc_audit
+    SELECT DISTINCT cluster FROM stage_audit_services
 ),
 ann_findings AS (
     SELECT l.*,

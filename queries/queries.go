@@ -1,8 +1,9 @@
 // Package queries holds the SQL of kubesift's built-in rules, one file per rule named after the
 // rule's id (see package rules), macros.sql, the macros they share, and in charts/ the queries
-// that feed rules' charts with data their evidence lacks, in coverage/ the queries that check per
-// cluster whether the loaded data holds the evidence a rule needs, and in timeline/ the queries of
-// 'kubesift timeline'. It is a leaf: it only embeds the files.
+// that feed rules' charts with data their evidence lacks, in stages/ the parts of their input
+// that rules running in pieces select once before the pieces, in coverage/ the queries that
+// check per cluster whether the loaded data holds the evidence a rule needs, and in timeline/
+// the queries of 'kubesift timeline'. It is a leaf: it only embeds the files.
 package queries
 
 import (
@@ -10,7 +11,7 @@ import (
 	"io/fs"
 )
 
-//go:embed *.sql charts/*.sql timeline/*.sql coverage/*.sql
+//go:embed *.sql charts/*.sql stages/*.sql timeline/*.sql coverage/*.sql
 var files embed.FS
 
 // macrosFile holds the macros the queries share; it is no rule's query.
@@ -23,8 +24,8 @@ func Macros() string {
 	return string(b)
 }
 
-// SQL returns the query of the rule id, of the chart "charts/NAME", of the coverage check
-// "coverage/NAME" or of "timeline/NAME".
+// SQL returns the query of the rule id, of the chart "charts/NAME", of the stage "stages/NAME",
+// of the coverage check "coverage/NAME" or of "timeline/NAME".
 func SQL(id string) (string, bool) {
 	b, err := fs.ReadFile(files, id+".sql")
 	if err != nil || id+".sql" == macrosFile {

@@ -130,15 +130,18 @@ type Rule struct {
 	// Pieces, when set, runs the query in pieces of its input so that its memory stays bounded
 	// however large the input grows (see Pieces).
 	Pieces *Pieces `yaml:"pieces"`
+	// Stages are parts of the input the query reads, selected once per analysis into temporary
+	// tables before the query runs (see Stage).
+	Stages []Stage `yaml:"stages"`
 	// Summary is a text/template rendered per finding (see SummaryTemplate): the query returns
 	// facts, the rule words them.
 	Summary string  `yaml:"summary"`
 	Charts  []Chart `yaml:"charts"`
 	// Needs is the evidence the rule needs besides rows in its inputs (see Need).
 	Needs []Need `yaml:"needs"`
-	// DuckDBOnly lists the SQL of the rule's queries (its own, its charts', its coverage checks' and
-	// the macros of queries/macros.sql they call) that is DuckDB's rather than standard SQL or
-	// Trino's: function names (arg_max, list_sort) and constructs (->>, ::, QUALIFY, CREATE MACRO),
+	// DuckDBOnly lists the SQL of the rule's queries (its own, its stages', its charts', its
+	// coverage checks' and the macros of queries/macros.sql they call) that is DuckDB's rather
+	// than standard SQL or Trino's: function names (arg_max, list_sort) and constructs (->>, ::, QUALIFY, CREATE MACRO),
 	// so that whoever runs the rule on another engine knows what to port. For built-in rules a test
 	// keeps it exact; a user rule may omit it.
 	DuckDBOnly []string `yaml:"duckdb_only"`
@@ -224,6 +227,10 @@ func load(fsys fs.FS, dir, source string, sqlOf func(id string) (string, bool)) 
 			continue
 		}
 		r.SQL, r.Source = sql, source
+		if sErrs := loadStageSQL(&r, sqlOf); len(sErrs) > 0 {
+			errs = append(errs, sErrs...)
+			continue
+		}
 		if cErrs := loadChartSQL(&r, sqlOf); len(cErrs) > 0 {
 			errs = append(errs, cErrs...)
 			continue
@@ -312,8 +319,8 @@ func Parse(name string, data []byte) (Rule, []error) {
 		}
 	}
 	if r.Pieces != nil {
-		if !slices.Contains(r.Inputs, r.Pieces.Table) {
-			at(field("pieces"), "pieces: table %q is not one of the rule's inputs %v", r.Pieces.Table, r.Inputs)
+		if !slices.Contains(r.Inputs, r.Pieces.Table) && !slices.Contains(r.StageTables(), r.Pieces.Table) {
+			at(field("pieces"), "pieces: table %q is not one of the rule's inputs %v or stages", r.Pieces.Table, r.Inputs)
 		}
 		if r.Pieces.Rows <= 0 {
 			at(field("pieces"), "pieces: rows %d: want a positive number of rows per piece", r.Pieces.Rows)
@@ -365,6 +372,10 @@ func Parse(name string, data []byte) (Rule, []error) {
 			}
 			at(d, "param %q: default %v (%T) is not a number, string or boolean", p.Name, p.Default, p.Default)
 		}
+	}
+	checkStages(r.Stages, func(i int, format string, args ...any) { at(item(field("stages"), i), format, args...) })
+	if len(r.Stages) > 0 && r.Pieces == nil {
+		at(field("stages"), "stages: only a rule that runs in pieces stages its input (the query of any other rule reads it once)")
 	}
 	if problems := checkCharts(r.Charts); len(problems) > 0 {
 		charts := valueOf(root, "charts")
@@ -450,10 +461,11 @@ func hasUnit(name string) bool {
 
 var placeholder = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
-// checkSQL makes sure the query uses exactly the declared parameters and the window.
+// checkSQL makes sure the query and its stages together use exactly the declared parameters and the
+// window.
 func checkSQL(r Rule) []error {
 	used := map[string]bool{}
-	for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(r.SQL), -1) {
+	for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(r.stagedSQL()), -1) {
 		used[m[1]] = true
 	}
 	var errs []error

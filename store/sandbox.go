@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -219,6 +220,34 @@ func statementName(t duckdb.StmtType) string {
 // is never for user SQL, which Check would refuse.
 func (s *Sandbox) Define(ctx context.Context, statements string) error {
 	_, err := s.conn.ExecContext(ctx, statements)
+	return err
+}
+
+// stageTable is the form of a temporary table that Stage makes (rules.StageTablePrefix).
+var stageTable = regexp.MustCompile(`^stage_[a-z0-9_]+$`)
+
+// Stage keeps the rows of query, which must pass Check, as the temporary table name (stage_…),
+// replacing any table of that name: a rule's stage (see rules.Stage), read by the queries run
+// after it on this connection until DropStage. The table lives in the sandbox's own memory and
+// spills to its private directory, never in the database.
+func (s *Sandbox) Stage(ctx context.Context, name, query string, args ...any) error {
+	if !stageTable.MatchString(name) {
+		return fmt.Errorf("stage table %q: want stage_ followed by lowercase letters, digits and underscores", name)
+	}
+	if err := s.Check(ctx, query); err != nil {
+		return err
+	}
+	// query is one SELECT (Check), so it can only be the body of the CREATE
+	_, err := s.conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+name+" AS "+query+"\n", args...)
+	return err
+}
+
+// DropStage drops the temporary table name that Stage made.
+func (s *Sandbox) DropStage(ctx context.Context, name string) error {
+	if !stageTable.MatchString(name) {
+		return fmt.Errorf("stage table %q: want stage_ followed by lowercase letters, digits and underscores", name)
+	}
+	_, err := s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+name)
 	return err
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -103,6 +104,32 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 			}
 			if _, err := sb.QueryContext(ctx, "SELECT 1; SELECT 2"); !errors.Is(err, ErrNotReadOnly) {
 				t.Errorf("two statements: %v", err)
+			}
+			// a stage runs only a single SELECT, into a temporary table of its own name form
+			for _, q := range escapes {
+				q = strings.NewReplacer("DB", path, "DIR", dir).Replace(q)
+				if err := sb.Stage(ctx, "stage_x", q); err == nil {
+					t.Errorf("stage of %s: ran", q)
+				} else if !errors.Is(err, ErrNotReadOnly) && !strings.Contains(err.Error(), "Permission Error") {
+					t.Errorf("stage of %s: refused for another reason: %v", q, err)
+				}
+			}
+			for _, name := range []string{"runs", "main.stage_x", "stage_x; DROP TABLE runs", "Stage_x"} {
+				if err := sb.Stage(ctx, name, "SELECT 1"); err == nil || !strings.Contains(err.Error(), "want stage_") {
+					t.Errorf("stage named %q: %v", name, err)
+				}
+			}
+			if err := sb.Stage(ctx, "stage_runs", "SELECT files * $factor AS f FROM runs -- a comment ends the query", sql.Named("factor", 6)); err != nil {
+				t.Fatal(err)
+			}
+			if err := sb.QueryRowContext(ctx, "SELECT f FROM stage_runs").Scan(&files); err != nil || files != 42 {
+				t.Errorf("the staged table: %d, %v", files, err)
+			}
+			if err := sb.DropStage(ctx, "stage_runs"); err != nil {
+				t.Fatal(err)
+			}
+			if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM stage_runs").Scan(&files); err == nil {
+				t.Error("the staged table outlives DropStage")
 			}
 			if err := sb.Close(); err != nil {
 				t.Fatal(err)

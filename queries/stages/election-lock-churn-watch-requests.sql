@@ -1,0 +1,23 @@
+-- election-lock-churn, stage stage_watch_reqs: the watch requests (one row per request) on Endpoints and ConfigMaps,
+-- with their lifetime; req_id numbers them in the order they started (then by audit ID), watcher_id numbers the
+-- watching clients: user + client address, so that every pod of a DaemonSet (one username and userAgent, one address
+-- each) counts. Read are the requests that started by the end of the window (every event of a request carries its
+-- start) and have an event from the start of the lookback on: a watch still open in the window that started before the
+-- lookback is seen by its ResponseComplete event (a watch lasts at most the apiserver's request timeout, an hour by
+-- default). Selected once for all the pieces of the rule: each meets the watches of its locks in a hash join.
+SELECT q.*,
+       row_number() OVER (ORDER BY q.started_at, q.audit_id) AS req_id,
+       dense_rank() OVER (ORDER BY q.username, q.client_ip) AS watcher_id
+FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.namespace, any_value(a.username) AS username,
+             coalesce(any_value(a.user_agent), '') AS user_agent,
+             coalesce(any_value(a.source_ips[1]), '') AS client_ip,
+             any_value(a.field_selector) AS field_selector,
+             min(a.received_at) AS started_at,
+             coalesce(max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at,
+             min(a.source_file) AS source_file, min(a.source_line) AS source_line
+      FROM audit_events a
+      WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
+        AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
+        AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+      GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
+      HAVING bool_and(coalesce(a.code, 200) BETWEEN 200 AND 299)) q

@@ -1,0 +1,86 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// StageTablePrefix begins the name of every stage table, so that a stage never shadows one of
+// the loaded tables.
+const StageTablePrefix = "stage_"
+
+var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$`)
+
+// Stage is a part of a rule's input selected once per analysis, before the rule's query runs
+// (once, or once per piece): the query stages/<Query>.sql (beside the rule's query) is kept as
+// the temporary table Table, which the rule's query reads instead of the loaded tables, and
+// which is dropped once the rule has run. A rule that runs in pieces stages the narrow rows it
+// needs of the big tables, so that each piece reads those instead of scanning every audit event
+// again. A stage may use the rule's params, the window and the lookback, never the piece, and
+// may read the stages before it.
+type Stage struct {
+	Table string `yaml:"table"`
+	Query string `yaml:"query"`
+
+	SQL string `yaml:"-"` // the query named by Query
+}
+
+// checkStages reports each problem of a rule's stages with bad(i, …), i the stage's index.
+func checkStages(stages []Stage, bad func(i int, format string, args ...any)) {
+	for i, s := range stages {
+		switch {
+		case !stageTablePattern.MatchString(s.Table):
+			bad(i, "stages[%d]: table %q: want %s followed by lowercase letters, digits and underscores", i, s.Table, StageTablePrefix)
+		case slices.IndexFunc(stages[:i], func(o Stage) bool { return o.Table == s.Table }) >= 0:
+			bad(i, "stages[%d]: table %q staged twice", i, s.Table)
+		}
+		if !idPattern.MatchString(s.Query) {
+			bad(i, "stages[%d]: query %q: want the name of a file stages/NAME.sql (lowercase words joined by dashes)", i, s.Query)
+		}
+	}
+}
+
+// loadStageSQL reads the queries of r's stages with sqlOf("stages/NAME") and checks that they
+// use no parameter but r's params, the window and the lookback.
+func loadStageSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
+	var errs []error
+	params := slices.Clone(WindowParams)
+	for _, p := range r.Params {
+		params = append(params, p.Name)
+	}
+	if r.Lookback != "" {
+		params = append(params, LookbackParam)
+	}
+	for i, s := range r.Stages {
+		sql, ok := sqlOf("stages/" + s.Query)
+		if !ok {
+			errs = append(errs, fmt.Errorf("rule %s: stages[%d]: no query stages/%s.sql", r.ID, i, s.Query))
+			continue
+		}
+		errs = append(errs, unknownParams("stages/"+s.Query+".sql of rule "+r.ID, sql, "stage", params)...)
+		r.Stages[i].SQL = sql
+	}
+	return errs
+}
+
+// StageTables returns the tables r's stages make, in order.
+func (r Rule) StageTables() []string {
+	out := make([]string, len(r.Stages))
+	for i, s := range r.Stages {
+		out[i] = s.Table
+	}
+	return out
+}
+
+// stagedSQL returns the rule's query and its stages' queries, for the parameter checks.
+func (r Rule) stagedSQL() string {
+	var b strings.Builder
+	b.WriteString(r.SQL)
+	for _, s := range r.Stages {
+		b.WriteString("\n")
+		b.WriteString(s.SQL)
+	}
+	return b.String()
+}

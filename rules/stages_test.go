@@ -1,0 +1,69 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStages: a stage names a stage_ table and a query stages/NAME.sql beside the rule, which
+// may use the rule's params, the window and the lookback but not the piece; only a rule that
+// runs in pieces stages its input, and a param used only by a stage counts as used.
+func TestStages(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pieces := "pieces: {table: stage_mine, rows: 1000}\n"
+	stages := "stages:\n  - {table: stage_mine, query: mine-writes}\n"
+	query := "SELECT * FROM stage_mine WHERE $piece < $pieces AND $until IS NULL"
+	write("mine.yaml", good+pieces+stages)
+	write("mine.sql", query)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "rule mine: stages[0]: no query stages/mine-writes.sql") {
+		t.Errorf("missing stage query: %v", err)
+	}
+	write("stages/mine-writes.sql", "SELECT * FROM audit_events WHERE stage_at >= $since AND $piece = 0")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "stages/mine-writes.sql of rule mine: $piece is not a stage parameter") {
+		t.Errorf("a stage using the piece: %v", err)
+	}
+	// $window_minutes and $since are used by the stage only
+	write("stages/mine-writes.sql", "SELECT * FROM audit_events WHERE stage_at >= $since AND $window_minutes > 0")
+	rs, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rs[0].StageTables(); len(got) != 1 || got[0] != "stage_mine" || !strings.Contains(rs[0].Stages[0].SQL, "$window_minutes") {
+		t.Errorf("stages %+v", rs[0].Stages)
+	}
+	write("stages/mine-writes.sql", "SELECT * FROM audit_events")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "declared param \"window_minutes\" is not used") {
+		t.Errorf("a param used nowhere: %v", err)
+	}
+	write("mine.yaml", good+pieces+"stages:\n  - {table: writes, query: Mine}\n  - {table: stage_mine, query: mine-writes}\n  - {table: stage_mine, query: mine-writes}\n")
+	_, err = LoadDir(dir)
+	for _, want := range []string{
+		`mine.yaml:15:5: stages[0]: table "writes": want stage_ followed by`,
+		`stages[0]: query "Mine": want the name of a file stages/NAME.sql`,
+		`mine.yaml:17:5: stages[2]: table "stage_mine" staged twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad stages: %v, want %q", err, want)
+		}
+	}
+	write("mine.yaml", good+stages)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "only a rule that runs in pieces stages its input") {
+		t.Errorf("stages without pieces: %v", err)
+	}
+	write("mine.yaml", good+"pieces: {table: stage_other, rows: 1000}\n"+stages)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `pieces: table "stage_other" is not one of the rule's inputs`) {
+		t.Errorf("pieces of a table neither input nor stage: %v", err)
+	}
+}
