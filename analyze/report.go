@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,16 +194,17 @@ func writeJSON(w io.Writer, rep *Report) error {
 		return string(b)
 	}
 	fmt.Fprintf(bw, "{\n  \"since\": %s,\n  \"until\": %s,\n  \"findings\": [", window(rep.Since), window(rep.Until))
+	var buf bytes.Buffer
 	for i, f := range rep.Findings {
-		b, err := json.MarshalIndent(f, "    ", "  ")
-		if err != nil {
+		buf.Reset()
+		if err := appendIndented(&buf, f, "    "); err != nil {
 			return fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err)
 		}
 		if i > 0 {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n    ")
-		if _, err := bw.Write(b); err != nil {
+		if _, err := bw.Write(buf.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -230,6 +232,37 @@ func writeJSON(w io.Writer, rep *Report) error {
 	bw.Write(b[len("{\n"):]) // its fields continue the document's
 	bw.WriteString("\n")
 	return bw.Flush()
+}
+
+// appendIndented appends f to dst as json.MarshalIndent(f, prefix, "  ") writes it: its small
+// fields through encoding/json, and its evidence, the bulk of it, escaped and indented in one pass
+// each (MarshalIndent validates, compacts and indents it four times over: 44 of the 190 s of an
+// analysis writing 1.35 GB of evidence).
+func appendIndented(dst *bytes.Buffer, f Finding, prefix string) error {
+	raw, err := f.Evidence()
+	if err != nil {
+		return err
+	}
+	type fields Finding // without its MarshalJSON
+	b, err := json.MarshalIndent(struct {
+		fields
+		Evidence json.RawMessage `json:"evidence"`
+	}{fields(f), json.RawMessage("0")}, prefix, "  ")
+	if err != nil {
+		return err
+	}
+	end := []byte("0\n" + prefix + "}")
+	if !bytes.HasSuffix(b, end) {
+		return fmt.Errorf("encoding a finding: %q does not end with its evidence", b)
+	}
+	dst.Write(b[:len(b)-len(end)])
+	var escaped bytes.Buffer
+	json.HTMLEscape(&escaped, bytes.TrimSpace(raw)) // as json.Marshal escapes a RawMessage
+	if err := json.Indent(dst, escaped.Bytes(), prefix+"  ", "  "); err != nil {
+		return fmt.Errorf("evidence: %w", err)
+	}
+	dst.Write(end[1:])
+	return nil
 }
 
 // FindingsTable is the findings as rows of the contract columns, evidence as JSON: the CSV and
