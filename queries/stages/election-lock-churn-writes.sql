@@ -13,7 +13,8 @@ SELECT b.* EXCLUDE (body, ref_name),
        b.body->'spec'->>'holderIdentity' AS lease_holder,
        TRY_CAST(b.body->'spec'->>'leaseTransitions' AS BIGINT) AS lease_transitions,
        json_extract_string(b.body, '$.metadata.labels."apiserver.kubernetes.io/identity"') IS NOT NULL AS identity_lease
-FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource, a.namespace, a.name AS ref_name,
+FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS ns_key, a.audit_id, a.verb, a.resource,
+             a.namespace, a.name AS ref_name,
              a.username, coalesce(a.user_agent, '') AS user_agent,
              a.stage_at AS ts, a.source_file, a.source_line,
              coalesce(a.response_object, a.request_object) AS body,
@@ -26,3 +27,4 @@ FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb, a.resource,
         AND a.verb IN ('create', 'update', 'patch')
         AND a.stage = 'ResponseComplete'
         AND a.code BETWEEN 200 AND 299) b
+ORDER BY b.cluster, b.ns_key
