@@ -392,25 +392,34 @@ func pieceArgs(r rules.Rule, args []any, piece, pieces int64) []any {
 }
 
 // runPiece runs r's query once with args and reads its findings, keeping their evidence in spill.
-func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) ([]Finding, error) {
-	rows, err := conn.QueryContext(ctx, r.SQL, args...)
-	if err != nil {
+// The query's rows are kept as the temporary table rules.FindingsStage and read from it with
+// the evidence as JSON text: the driver would decode a JSON column into Go maps (keys sorted,
+// numbers as float64, invalid JSON as nil), which the report then encoded again.
+func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) (_ []Finding, err error) {
+	if err := conn.Stage(ctx, rules.FindingsStage, r.SQL, args...); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
+	defer func() { err = errors.Join(err, conn.DropStage(context.WithoutCancel(ctx), rules.FindingsStage)) }()
+	cols, err := columns(ctx, conn, "SELECT * FROM "+rules.FindingsStage+" LIMIT 0")
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Equal(cols, rules.Columns) {
 		return nil, fmt.Errorf("query returns columns %v; the contract is %v", cols, rules.Columns)
 	}
+	rows, err := conn.QueryContext(ctx, `SELECT * REPLACE (CASE WHEN typeof(evidence) IN ('JSON', 'VARCHAR') THEN CAST(evidence AS VARCHAR)
+	                                                          ELSE CAST(to_json(evidence) AS VARCHAR) END AS evidence)
+	                                     FROM `+rules.FindingsStage)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var out []Finding
 	for rows.Next() {
 		var f Finding
-		var severity, cluster, namespace, name, subject sql.NullString
+		var severity, cluster, namespace, name, subject, evidence sql.NullString
 		var first, last sql.NullTime
-		var count, facts, evidence any
+		var count, facts any
 		if err := rows.Scan(&f.Rule, &severity, &cluster, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
 			return nil, err
 		}
@@ -445,9 +454,9 @@ func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r 
 			return nil, fmt.Errorf("summary of %s: %w", object(f), err)
 		}
 		f.Summary = summary.String()
-		raw, err := evidenceJSON(evidence)
-		if err != nil {
-			return nil, err
+		raw := json.RawMessage("[]")
+		if evidence.Valid {
+			raw = json.RawMessage(evidence.String)
 		}
 		if f.evidence, err = spill.add(raw); err != nil {
 			return nil, err
@@ -457,20 +466,12 @@ func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r 
 	return out, rows.Err()
 }
 
-// evidenceJSON turns the evidence column (JSON, as the driver decodes it) into a JSON list.
-func evidenceJSON(v any) (json.RawMessage, error) {
-	switch e := v.(type) {
-	case nil:
-		return json.RawMessage("[]"), nil
-	case string:
-		if !json.Valid([]byte(e)) {
-			return nil, fmt.Errorf("evidence is not JSON: %.80s", e)
-		}
-		return json.RawMessage(e), nil
-	}
-	b, err := json.Marshal(v)
+// columns returns the names of the columns query returns.
+func columns(ctx context.Context, conn *store.Sandbox, query string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: %w", err)
+		return nil, err
 	}
-	return b, nil
+	defer rows.Close()
+	return rows.Columns()
 }

@@ -166,6 +166,53 @@ func TestRulesOnEmptyTables(t *testing.T) {
 	}
 }
 
+// TestEvidenceAsTheQueryWroteIt: a rule's evidence reaches the report as the JSON its query
+// returned (keys in its order, integers beyond float64's precision exact), from a JSON column, from
+// JSON text in a VARCHAR and from a list, and text that is not JSON fails the rule, naming it.
+func TestEvidenceAsTheQueryWroteIt(t *testing.T) {
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad')"); err != nil {
+		t.Fatal(err)
+	}
+	rule := func(id, evidence string) rules.Rule {
+		return rules.Rule{ID: id, Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "s",
+			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, '" + id + "' AS name, '' AS subject, " +
+				"now() AS first_seen, now() AS last_seen, 1 AS count, NULL AS facts, " + evidence + " AS evidence " +
+				"FROM ingest_errors WHERE $since IS NULL AND $until IS NULL -- a comment ends the query;"}
+	}
+	rs := []rules.Rule{
+		rule("a-json", `to_json([struct_pack(z := 9007199254740993, a := 'x')])`),
+		rule("b-text", `'[{"z": 1, "a": [ ]}]'`),
+		rule("c-list", `[struct_pack(z := 2, a := NULL)]`),
+		rule("d-null", `NULL::JSON`),
+		rule("e-not-json", `'[{"z": 1'`),
+	}
+	rep, err := Run(context.Background(), db, rs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	want := map[string]string{"a-json": `[{"z":9007199254740993,"a":"x"}]`, "b-text": `[{"z": 1, "a": [ ]}]`, "c-list": `[{"z":2,"a":null}]`, "d-null": `[]`}
+	for _, f := range rep.Findings {
+		got, err := f.Evidence()
+		if err != nil || string(got) != want[f.Rule] {
+			t.Errorf("%s: evidence %s, %v; want %s", f.Rule, got, err, want[f.Rule])
+		}
+		delete(want, f.Rule)
+	}
+	if len(want) > 0 {
+		t.Errorf("no finding of %v", want)
+	}
+	failed := rep.Failed()
+	if len(failed) != 1 || failed[0].Rule.ID != "e-not-json" || !strings.Contains(failed[0].Err.Error(), `evidence is not JSON`) {
+		t.Errorf("failed outcomes %+v", failed)
+	}
+}
+
 // TestFailingRuleKeepsTheOthers: a rule whose query fails is reported with its error; the rules
 // before and after it still run and keep their findings.
 func TestFailingRuleKeepsTheOthers(t *testing.T) {

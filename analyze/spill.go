@@ -2,10 +2,14 @@ package analyze
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // evidenceSpill holds the evidence of a report's findings on disk, so that only the small fields
@@ -32,10 +36,14 @@ func (s *evidenceSpill) add(raw json.RawMessage) (evidence, error) {
 		}
 		s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
 	}
+	items, err := listItems(raw)
+	if err != nil {
+		return evidence{}, fmt.Errorf("evidence is not JSON (%w): %.80s", err, raw)
+	}
 	if _, err := s.w.Write(raw); err != nil {
 		return evidence{}, fmt.Errorf("keeping a finding's evidence in %s: %w", s.f.Name(), err)
 	}
-	ev := evidence{spill: s, offset: s.size, length: len(raw), items: countItems(raw)}
+	ev := evidence{spill: s, offset: s.size, length: len(raw), items: items}
 	s.size += int64(len(raw))
 	return ev, nil
 }
@@ -98,12 +106,48 @@ func (f Finding) WithEvidence(raw json.RawMessage) Finding {
 // EvidenceCount returns the number of items in the evidence list (0 when it is not a list).
 func (f Finding) EvidenceCount() int { return f.evidence.items }
 
+// countItems returns the number of items of raw, a JSON list (0 for anything else).
 func countItems(raw json.RawMessage) int {
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return 0
+	n, _ := listItems(raw)
+	return n
+}
+
+// lenient accepts what encoding/json accepts, which writes the reports: duplicate names and
+// invalid UTF-8.
+var lenient = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// listItems checks that raw is one JSON value and returns the number of its items when it is a
+// list (0 for another value), in one pass that decodes none of them.
+func listItems(raw json.RawMessage) (int, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), lenient...)
+	if dec.PeekKind() != '[' {
+		if err := dec.SkipValue(); err != nil {
+			return 0, err
+		}
+		return 0, atEnd(dec)
 	}
-	return len(items)
+	if _, err := dec.ReadToken(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for dec.PeekKind() != ']' {
+		if err := dec.SkipValue(); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return 0, err
+	}
+	return n, atEnd(dec)
+}
+
+// atEnd returns an error unless dec has read all of its input (but for white space).
+func atEnd(dec *jsontext.Decoder) error {
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return fmt.Errorf("more than one JSON value (%v)", err)
+	}
+	return nil
 }
 
 // MarshalJSON writes f with its evidence, read back one finding at a time.

@@ -11,6 +11,10 @@ import (
 // the loaded tables.
 const StageTablePrefix = "stage_"
 
+// FindingsStage is the temporary table that holds a rule's rows while they are read (a piece's,
+// for a rule that runs in pieces); no stage of a rule may take its name.
+const FindingsStage = StageTablePrefix + "findings"
+
 var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$`)
 
 // Stage is a part of a rule's input selected once per analysis, before the rule's query runs
@@ -33,6 +37,8 @@ func checkStages(stages []Stage, bad func(i int, format string, args ...any)) {
 		switch {
 		case !stageTablePattern.MatchString(s.Table):
 			bad(i, "stages[%d]: table %q: want %s followed by lowercase letters, digits and underscores", i, s.Table, StageTablePrefix)
+		case s.Table == FindingsStage:
+			bad(i, "stages[%d]: table %q holds the rule's rows while they are read: name the stage otherwise", i, s.Table)
 		case slices.IndexFunc(stages[:i], func(o Stage) bool { return o.Table == s.Table }) >= 0:
 			bad(i, "stages[%d]: table %q staged twice", i, s.Table)
 		}
