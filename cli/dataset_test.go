@@ -168,7 +168,7 @@ func TestEngineDDLMatchesDataset(t *testing.T) {
 		t.Fatalf("analyze --partition: %+v", r)
 	}
 	// DuckDB reads the findings back with their cluster from the path.
-	_, got := queryDuckDB(t, "SELECT rule, severity, cluster, namespace, name, subject, first_seen, last_seen, count, summary, evidence FROM read_parquet("+
+	_, got := queryDuckDB(t, "SELECT rule, severity, cluster, namespace, name, subject, first_seen, last_seen, count, summary, CAST(evidence AS VARCHAR) AS evidence FROM read_parquet("+
 		tabular.Quote(filepath.Join(dataset, "findings", "*", "*", "*.parquet"))+", hive_partitioning = true)")
 	if want := runCLI(t, "analyze", "--dataset", dataset, "-o", "csv").stdout; got != want || !strings.Contains(got, ",lab-1,") {
 		t.Errorf("findings/ read back with hive_partitioning:\n%s\nwant (with cluster lab-1)\n%s", got, want)
