@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/kubesift/kubesift/tabular"
 )
 
@@ -235,9 +236,9 @@ func writeJSON(w io.Writer, rep *Report) error {
 }
 
 // appendIndented appends f to dst as json.MarshalIndent(f, prefix, "  ") writes it: its small
-// fields through encoding/json, and its evidence, the bulk of it, escaped and indented in one pass
-// each (MarshalIndent validates, compacts and indents it four times over: 44 of the 190 s of an
-// analysis writing 1.35 GB of evidence).
+// fields through encoding/json, and its evidence, the bulk of it, escaped and indented by jsontext
+// in one pass (MarshalIndent validates, compacts and indents it four times over: 44 of the 190 s
+// of an analysis writing 1.35 GB of evidence).
 func appendIndented(dst *bytes.Buffer, f Finding, prefix string) error {
 	raw, err := f.Evidence()
 	if err != nil {
@@ -256,14 +257,21 @@ func appendIndented(dst *bytes.Buffer, f Finding, prefix string) error {
 		return fmt.Errorf("encoding a finding: %q does not end with its evidence", b)
 	}
 	dst.Write(b[:len(b)-len(end)])
-	var escaped bytes.Buffer
-	json.HTMLEscape(&escaped, bytes.TrimSpace(raw)) // as json.Marshal escapes a RawMessage
-	if err := json.Indent(dst, escaped.Bytes(), prefix+"  ", "  "); err != nil {
+	indented, err := jsontext.AppendFormat(dst.AvailableBuffer(), raw, append(asEncodingJSON,
+		jsontext.WithIndentPrefix(prefix+"  "), jsontext.WithIndent("  "))...)
+	if err != nil {
 		return fmt.Errorf("evidence: %w", err)
 	}
+	dst.Write(indented)
 	dst.Write(end[1:])
 	return nil
 }
+
+// asEncodingJSON makes jsontext write a JSON value as encoding/json writes a RawMessage: its
+// strings as they are but for <, >, &, U+2028 and U+2029, escaped; duplicate names and invalid
+// UTF-8 kept.
+var asEncodingJSON = []jsontext.Options{jsontext.PreserveRawStrings(true), jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true),
+	jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // FindingsTable is the findings as rows of the contract columns, evidence as JSON: the CSV and
 // Parquet reports. The rows are streamed (Table.Scan), each finding's evidence read back as its

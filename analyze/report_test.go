@@ -27,7 +27,7 @@ func TestJSONIsTheEncodedDocument(t *testing.T) {
 		"no rules": {},
 		"full": {Since: &since, Until: &until, Outcomes: outcomes, Warnings: []string{"expired"},
 			Findings: []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`),
-				f("spaced", " [ {\"line sep\": \"a\u2028b\", \"list\" : [ ], \"obj\":{}, \"n\": [1, {\"m\": null}]} ]\n")},
+				f("spaced", " [ {\"line sep\": \"a\u2028b\", \"escaped\": \"\\u00e9\\/\\n\", \"list\" : [ ], \"obj\":{}, \"n\": [1, {\"m\": null}]} ]\n")},
 			Suppressed: []Suppressed{{Finding: f("c", `[{"x":[1,2]}]`), Suppression: Suppression{Rule: "r", Object: "ns/c", Expires: until, Reason: "known"}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
