@@ -65,6 +65,18 @@ func (n planNode) eventTables() []string {
 	return out
 }
 
+// singleRow reports whether n yields at most one row: an ungrouped aggregate (a scalar subquery's
+// min or max), under projections only.
+func (n planNode) singleRow() bool {
+	switch {
+	case n.Name == "UNGROUPED_AGGREGATE":
+		return true
+	case n.Name == "PROJECTION" && len(n.Children) == 1:
+		return n.Children[0].singleRow()
+	}
+	return false
+}
+
 func (n planNode) walk(fn func(planNode)) {
 	fn(n)
 	for _, c := range n.Children {
@@ -122,7 +134,8 @@ func TestRulePlans(t *testing.T) {
 			windowed := map[string]bool{}
 			read := map[string]bool{}
 			walk := func(n planNode) {
-				if slices.Contains(nestedLoops, n.Name) {
+				// a nested loop against one row (a bound from a scalar subquery) reads each row once
+				if slices.Contains(nestedLoops, n.Name) && !slices.ContainsFunc(n.Children, planNode.singleRow) {
 					if tables := n.eventTables(); len(tables) > 0 {
 						t.Errorf("%s %s over %v", n.Name, n.info("Condition")+n.info("Conditions"), tables)
 					}
