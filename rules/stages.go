@@ -17,13 +17,12 @@ const FindingsStage = StageTablePrefix + "findings"
 
 var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$`)
 
-// Stage is a part of a rule's input selected once per analysis, before the rule's query runs
-// (once, or once per piece): the query stages/<Query>.sql (beside the rule's query) is kept as
-// the temporary table Table, which the rule's query reads instead of the loaded tables, and
-// which is dropped once the rule has run. A rule that runs in pieces stages the narrow rows it
-// needs of the big tables, so that each piece reads those instead of scanning every audit event
-// again. A stage may use the rule's params, the window and the lookback, never the piece, and
-// may read the stages before it.
+// Stage is a part of a rule's input selected once per analysis, before the rule's pieces run:
+// the query stages/<Query>.sql (beside the rule's query) is kept as the temporary table Table,
+// which the rule's query reads instead of the loaded tables, and which is dropped once the rule
+// has run. A rule that runs in pieces stages the narrow rows it needs of the big tables, so that
+// each piece reads those instead of scanning every audit event again. A stage may use the rule's
+// params, the window and the lookback, never the piece, and may read the stages before it.
 type Stage struct {
 	Table string `yaml:"table"`
 	Query string `yaml:"query"`

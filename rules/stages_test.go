@@ -47,12 +47,14 @@ func TestStages(t *testing.T) {
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "declared param \"window_minutes\" is not used") {
 		t.Errorf("a param used nowhere: %v", err)
 	}
-	write("mine.yaml", good+pieces+"stages:\n  - {table: writes, query: Mine}\n  - {table: stage_mine, query: mine-writes}\n  - {table: stage_mine, query: mine-writes}\n")
+	write("mine.yaml", good+pieces+"stages:\n  - {table: writes, query: Mine}\n  - {table: stage_mine, query: mine-writes}\n  - {table: stage_mine, query: mine-writes}\n"+
+		"  - {table: stage_findings, query: mine-writes}\n")
 	_, err = LoadDir(dir)
 	for _, want := range []string{
 		`mine.yaml:15:5: stages[0]: table "writes": want stage_ followed by`,
 		`stages[0]: query "Mine": want the name of a file stages/NAME.sql`,
 		`mine.yaml:17:5: stages[2]: table "stage_mine" staged twice`,
+		`mine.yaml:18:5: stages[3]: table "stage_findings" holds the rule's rows while they are read`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad stages: %v, want %q", err, want)
