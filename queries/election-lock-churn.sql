@@ -52,7 +52,9 @@ ns_pieces AS MATERIALIZED (
                        CAST(sum(n) OVER () AS DOUBLE) AS total
                 FROM ns_rows))
 ),
--- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers
+-- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers. Only the namespaces
+-- of the piece are joined: the stage is sorted by cluster and namespace, and the bounds of the join's keys then skip
+-- the stage's other row groups (a piece at 10M events reads 134,687 of 1,837,663 rows instead of all of them)
 writes AS MATERIALIZED (
     SELECT w.* EXCLUDE (ns_key)
     FROM stage_lock_writes w

@@ -4,7 +4,8 @@
 -- before the window is older than the lookback starts with an acquisition), with what their body says: the bodies
 -- themselves are not kept (the rule's window functions would hold every body in memory at once). Selected once, so
 -- that each piece of the rule reads its share of these rows instead of scanning every audit event again; the name of
--- a create without one in its objectRef is in its body.
+-- a create without one in its objectRef is in its body. Sorted by cluster and namespace (ns_key: '' for
+-- cluster-scoped objects), so that a piece, which joins only its own namespaces, skips the others' row groups.
 SELECT b.* EXCLUDE (body, ref_name),
        (b.body IS NOT NULL) AS has_body,
        coalesce(b.ref_name, b.body->'metadata'->>'name') AS name,
