@@ -166,18 +166,26 @@ func TestRulesOnEmptyTables(t *testing.T) {
 	}
 }
 
-// TestEvidenceAsTheQueryWroteIt: a rule's evidence reaches the report as the JSON its query
-// returned (keys in its order, integers beyond float64's precision exact), from a JSON column, from
-// JSON text in a VARCHAR and from a list, and text that is not JSON fails the rule, naming it.
-func TestEvidenceAsTheQueryWroteIt(t *testing.T) {
+// oneRejectedLine returns an in-memory database whose ingest_errors holds one row (a.log line 3,
+// reason bad), the input of the test rules built on it.
+func oneRejectedLine(t *testing.T) *store.DB {
+	t.Helper()
 	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad')"); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// TestEvidenceAsTheQueryWroteIt: a rule's evidence reaches the report as the JSON its query
+// returned (keys in its order, integers beyond float64's precision exact), from a JSON column, from
+// JSON text in a VARCHAR and from a list, and text that is not JSON fails the rule, naming it.
+func TestEvidenceAsTheQueryWroteIt(t *testing.T) {
+	db := oneRejectedLine(t)
 	rule := func(id, evidence string) rules.Rule {
 		return rules.Rule{ID: id, Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "s",
 			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, '" + id + "' AS name, '' AS subject, " +
@@ -216,14 +224,7 @@ func TestEvidenceAsTheQueryWroteIt(t *testing.T) {
 // TestFailingRuleKeepsTheOthers: a rule whose query fails is reported with its error; the rules
 // before and after it still run and keep their findings.
 func TestFailingRuleKeepsTheOthers(t *testing.T) {
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad')"); err != nil {
-		t.Fatal(err)
-	}
+	db := oneRejectedLine(t)
 	rule := func(id, sql string) rules.Rule {
 		return rules.Rule{ID: id, Severity: rules.Warning, Inputs: []string{"ingest_errors"}, Source: "test", Summary: "{{.Facts.reason}} in {{.Name}}",
 			SQL: "SELECT '" + id + "' AS rule, 'warning' AS severity, '' AS cluster, '' AS namespace, source_file AS name, '' AS subject, " +

@@ -67,15 +67,7 @@ func TestBuiltinRulesDeclareCharts(t *testing.T) {
 func TestChartQueriesOfAUserDirectory(t *testing.T) {
 	dir := t.TempDir()
 	rule := string(mustRead(t, "testdata/minimal.good.yaml"))
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { t.Helper(); writeFile(t, dir, name, text) }
 	write("minimal.yaml", rule+"\ncharts:\n  - {kind: events, title: E, query: minimal-events, time: at, lane: who}\n")
 	write("minimal.sql", "SELECT $window_minutes, $since, $until")
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "no query charts/minimal-events.sql") {
@@ -92,5 +84,16 @@ func TestChartQueriesOfAUserDirectory(t *testing.T) {
 	}
 	if !strings.Contains(rs[0].Charts[0].SQL, "$last_seen") {
 		t.Errorf("chart SQL %q", rs[0].Charts[0].SQL)
+	}
+}
+
+// writeFile writes text to dir/name, making its directory.
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

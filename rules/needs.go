@@ -97,15 +97,22 @@ func loadNeedSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 		params = append(params, p.Name)
 	}
 	for i, n := range r.Needs {
-		sql, ok := sqlOf("coverage/" + n.Evidence)
-		if !ok {
-			errs = append(errs, fmt.Errorf("rule %s: needs[%d]: no query coverage/%s.sql", r.ID, i, n.Evidence))
-			continue
-		}
-		errs = append(errs, unknownParams("coverage/"+n.Evidence+".sql of rule "+r.ID, sql, "coverage", params)...)
+		sql, qErrs := loadQuery(r, sqlOf, "needs", i, "coverage", n.Evidence, params)
+		errs = append(errs, qErrs...)
 		r.Needs[i].SQL = sql
 	}
 	return errs
+}
+
+// loadQuery reads the query dir/name.sql of r's field[i] (needs[0] names coverage/NAME) with
+// sqlOf and checks that it uses no parameter but params.
+func loadQuery(r *Rule, sqlOf func(string) (string, bool), field string, i int, dir, name string, params []string) (string, []error) {
+	sql, ok := sqlOf(dir + "/" + name)
+	if !ok {
+		return "", []error{fmt.Errorf("rule %s: %s[%d]: no query %s/%s.sql", r.ID, field, i, dir, name)}
+	}
+	kind := strings.TrimSuffix(dir, "s") // coverage, stage
+	return sql, unknownParams(dir+"/"+name+".sql of rule "+r.ID, sql, kind, params)
 }
 
 // String words the policy rule: "RequestResponse create, update of endpoints, configmaps".

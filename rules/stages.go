@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,12 +58,8 @@ func loadStageSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 		params = append(params, LookbackParam)
 	}
 	for i, s := range r.Stages {
-		sql, ok := sqlOf("stages/" + s.Query)
-		if !ok {
-			errs = append(errs, fmt.Errorf("rule %s: stages[%d]: no query stages/%s.sql", r.ID, i, s.Query))
-			continue
-		}
-		errs = append(errs, unknownParams("stages/"+s.Query+".sql of rule "+r.ID, sql, "stage", params)...)
+		sql, qErrs := loadQuery(r, sqlOf, "stages", i, "stages", s.Query, params)
+		errs = append(errs, qErrs...)
 		r.Stages[i].SQL = sql
 	}
 	return errs

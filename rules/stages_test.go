@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,15 +11,7 @@ import (
 func TestStages(t *testing.T) {
 	dir := t.TempDir()
 	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { t.Helper(); writeFile(t, dir, name, text) }
 	pieces := "pieces: {table: stage_mine, rows: 1000}\n"
 	stages := "stages:\n  - {table: stage_mine, query: mine-writes}\n"
 	query := "SELECT * FROM stage_mine WHERE $piece < $pieces AND $until IS NULL"
