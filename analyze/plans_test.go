@@ -91,11 +91,11 @@ var windowedTables = []string{"audit_events"}
 // nestedLoops are the joins that compare every row of one side with every row of the other.
 var nestedLoops = []string{"NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN", "CROSS_PRODUCT"}
 
-// TestRulePlans runs EXPLAIN on every built-in rule (its stages, then its query) over the scenarios
-// in samples/, with a window set, and fails on plans that do not scale with the database: a nested-loop join (or a
-// cross product) over a scan of an event table, and an event table the rule reads without the
-// window (--since/--until) in the scan's own filters (see windowedTables), so that a short window over a long
-// database still reads all of it.
+// TestRulePlans runs EXPLAIN on every built-in rule (its stages, then its query) over the
+// scenarios in samples/, with a window set, and fails on plans that do not scale with the
+// database: a nested-loop join (or a cross product) over a scan of an event table, and an event
+// table the rule reads without the window (--since/--until) in the scan's own filters (see
+// windowedTables), so that a short window over a long database still reads all of it.
 func TestRulePlans(t *testing.T) {
 	ctx := context.Background()
 	// All the recordings, one cluster each: the database TestPiecesGiveTheSameFindings uses too.

@@ -141,9 +141,9 @@ type Rule struct {
 	Needs []Need `yaml:"needs"`
 	// DuckDBOnly lists the SQL of the rule's queries (its own, its stages', its charts', its
 	// coverage checks' and the macros of queries/macros.sql they call) that is DuckDB's rather
-	// than standard SQL or Trino's: function names (arg_max, list_sort) and constructs (->>, ::, QUALIFY, CREATE MACRO),
-	// so that whoever runs the rule on another engine knows what to port. For built-in rules a test
-	// keeps it exact; a user rule may omit it.
+	// than standard SQL or Trino's: function names (arg_max, list_sort) and constructs (->>, ::,
+	// QUALIFY, CREATE MACRO), so that whoever runs the rule on another engine knows what to port.
+	// For built-in rules a test keeps it exact; a user rule may omit it.
 	DuckDBOnly []string `yaml:"duckdb_only"`
 
 	SQL    string `yaml:"-"` // the query
@@ -461,8 +461,8 @@ func hasUnit(name string) bool {
 
 var placeholder = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
-// checkSQL makes sure the query and its stages together use exactly the declared parameters and the
-// window.
+// checkSQL makes sure the query and its stages together use exactly the declared parameters and
+// the window.
 func checkSQL(r Rule) []error {
 	used := map[string]bool{}
 	for _, m := range placeholder.FindAllStringSubmatch(stripSQLComments(r.stagedSQL()), -1) {

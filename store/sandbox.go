@@ -231,8 +231,8 @@ var stageTable = regexp.MustCompile(`^stage_[a-z0-9_]+$`)
 // after it on this connection until DropStage. The table lives in the sandbox's own memory and
 // spills to its private directory, never in the database.
 func (s *Sandbox) Stage(ctx context.Context, name, query string, args ...any) error {
-	if !stageTable.MatchString(name) {
-		return fmt.Errorf("stage table %q: want stage_ followed by lowercase letters, digits and underscores", name)
+	if err := checkStageName(name); err != nil {
+		return err
 	}
 	if err := s.Check(ctx, query); err != nil {
 		return err
@@ -244,11 +244,19 @@ func (s *Sandbox) Stage(ctx context.Context, name, query string, args ...any) er
 
 // DropStage drops the temporary table name that Stage made.
 func (s *Sandbox) DropStage(ctx context.Context, name string) error {
-	if !stageTable.MatchString(name) {
-		return fmt.Errorf("stage table %q: want stage_ followed by lowercase letters, digits and underscores", name)
+	if err := checkStageName(name); err != nil {
+		return err
 	}
 	_, err := s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+name)
 	return err
+}
+
+// checkStageName refuses a name that is not of the form of a stage table, before it is put into SQL.
+func checkStageName(name string) error {
+	if !stageTable.MatchString(name) {
+		return fmt.Errorf("stage table %q: want stage_ followed by lowercase letters, digits and underscores", name)
+	}
+	return nil
 }
 
 // QueryContext checks query (see Check) and runs it.
