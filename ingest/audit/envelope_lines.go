@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"unicode/utf8"
 
 	"github.com/kubesift/kubesift/internal/load"
@@ -36,32 +37,79 @@ func (eventListLines) detect(_ string, head []byte) bool {
 func (eventListLines) decode(f *load.File, out *events) error { return decodeLines(f, out, true) }
 
 // decodeLines cuts the file into chunks of whole lines and the chunks into batches of events,
-// without copying the lines (but for container-log lines rejoined from partials, criJoiner); EventList lines are opened when lists is set. It reads from where
-// the last load of a growing file stopped, and says where it stopped itself.
+// without copying the lines (but for container-log lines rejoined from partials, criJoiner);
+// EventList lines are opened when lists is set. It reads from where the last load of a growing
+// file stopped, and says where it stopped itself. The chunks are read and rejoined in order on
+// one goroutine and cut into batches (validation, redaction, member scans: most of the Go side's
+// work) on workerCount others; their batches and rejects are handed on in the file's order.
 func decodeLines(f *load.File, out *events, lists bool) error {
 	lr := source.NewLineReader(f.Src, f.Settings.MaxLineBytes, f.StartOffset, f.StartLine+1)
 	cri := criJoiner{maxLine: lr.MaxLine}
-	for {
-		c, big := lr.Next()
-		if big != nil {
-			out.rejects = append(out.rejects, load.Rejected{Line: big.Line, Offset: big.Offset, Reason: big.Reason(lr.MaxLine), Text: big.Head})
-			continue
-		}
-		if c == nil {
-			break
-		}
-		parts, tooLong := cri.split(c)
-		out.rejects = append(out.rejects, tooLong...)
-		for _, part := range parts {
-			batches, tooLong, repaired := chunkToBatches(part, lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact})
-			out.rejects = append(out.rejects, tooLong...)
-			out.repaired += repaired
-			for _, b := range batches {
-				if !out.send(b) {
-					return nil
-				}
+	opt := lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact}
+	workers := workerCount()
+	pending := make(chan chan chunkResult, workers) // the chunks in flight, in the file's order
+	slots := make(chan struct{}, workers)
+	stop := make(chan struct{}) // closed when the load stops taking batches
+	go func() {
+		defer close(pending)
+		enqueue := func(res chan chunkResult) bool {
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			select {
+			case pending <- res:
+				return true
+			case <-stop:
+				return false
 			}
 		}
+		for {
+			c, big := lr.Next()
+			res := make(chan chunkResult, 1)
+			if big != nil {
+				res <- chunkResult{rejects: []load.Rejected{{Line: big.Line, Offset: big.Offset, Reason: big.Reason(lr.MaxLine), Text: big.Head}}}
+				if !enqueue(res) {
+					return
+				}
+				continue
+			}
+			if c == nil {
+				return
+			}
+			parts, tooLong := cri.split(c)
+			if !enqueue(res) {
+				return
+			}
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots }()
+				r := chunkResult{rejects: tooLong}
+				for _, part := range parts {
+					batches, tooLong, repaired := chunkToBatches(part, opt)
+					r.batches = append(r.batches, batches...)
+					r.rejects = append(r.rejects, tooLong...)
+					r.repaired += repaired
+				}
+				res <- r
+			}()
+		}
+	}()
+	stopped := false
+	for res := range pending {
+		r := <-res
+		out.rejects = append(out.rejects, r.rejects...)
+		out.repaired += r.repaired
+		for _, b := range r.batches {
+			if !stopped && !out.send(b) {
+				stopped = true
+				close(stop)
+			}
+		}
+	}
+	if stopped {
+		return nil
 	}
 	f.Lines = lr.NextLine - 1 - f.StartLine
 	f.ReadBytes = lr.Base - f.StartOffset
@@ -79,6 +127,17 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 	}
 	return lr.ReadErr
 }
+
+// chunkResult is what chunkToBatches made of one chunk read: its batches, the lines it
+// rejected and how many lines it repaired.
+type chunkResult struct {
+	batches  []*batch
+	rejects  []load.Rejected
+	repaired int
+}
+
+// workerCount is how many chunks are cut into batches at once: one per CPU Go may use.
+func workerCount() int { return max(runtime.GOMAXPROCS(0), 1) }
 
 // lineOptions say how chunkToBatches treats the lines of a chunk.
 type lineOptions struct {
