@@ -29,8 +29,33 @@ type criRun struct {
 	head         []byte // the first bytes of the first piece, for the rejection
 }
 
-// criPartial marks a chunk that may hold partials; a chunk without it is passed on as it is.
+// criPartials mark a line that may be a partial; a chunk without such a line is passed on as
+// it is. The mark follows the line's time, within its first criPrefixBytes bytes.
 var criPartials = [][]byte{[]byte(" stdout P "), []byte(" stderr P "), []byte(" stdout P:"), []byte(" stderr P:")}
+
+// criPrefixBytes bounds where a container-log line's stream and tag can end: an RFC 3339 time
+// with nanoseconds and a zone offset is 35 bytes.
+const criPrefixBytes = 64
+
+// mayHoldPartials reports whether a line of chunk data may be a container-log partial: a line
+// that starts with a JSON object (an audit event as the apiserver writes it) cannot be, so only
+// the heads of the other lines are searched for the marks.
+func mayHoldPartials(data []byte) bool {
+	for pos := 0; pos < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			end = pos + i
+		}
+		if data[pos] != '{' {
+			head := data[pos:min(end, pos+criPrefixBytes)]
+			if slices.ContainsFunc(criPartials, func(p []byte) bool { return bytes.Contains(head, p) }) {
+				return true
+			}
+		}
+		pos = end + 1
+	}
+	return false
+}
 
 // criLine splits a container-log line into its stream, whether it is a partial, and its text;
 // ok is false for any other line.
@@ -58,7 +83,7 @@ func criLine(line []byte) (stream string, partial bool, text []byte, ok bool) {
 // line and offset, and it comes where its last piece was. Pieces of a run that goes on past
 // the chunk are kept for the next one. A rejoined line longer than maxLine is rejected instead.
 func (j *criJoiner) split(c *source.Chunk) (parts []*source.Chunk, rejects []load.Rejected) {
-	if len(j.runs) == 0 && !slices.ContainsFunc(criPartials, func(p []byte) bool { return bytes.Contains(c.Data, p) }) {
+	if len(j.runs) == 0 && !mayHoldPartials(c.Data) {
 		return []*source.Chunk{c}, nil
 	}
 	buf := c.Data
