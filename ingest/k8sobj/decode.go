@@ -225,6 +225,11 @@ func (d *decoder) object(raw []byte, lc *listContext, o Origin, off int64, delet
 		d.bad(o.Line, off, reason, excerptOf(raw, excerptLen))
 		return nil
 	}
+	return d.objectWithHeader(raw, &h, lc, o, off, deleted)
+}
+
+// objectWithHeader is object for raw whose header h is decoded already.
+func (d *decoder) objectWithHeader(raw []byte, h *header, lc *listContext, o Origin, off int64, deleted bool) error {
 	kind, apiVersion := h.Kind, h.APIVersion
 	if kind == "" && lc != nil {
 		kind = lc.itemKind()
@@ -723,11 +728,9 @@ func DecodeObject(body []byte, opt ObjectOptions, h Handler) error {
 		useBody = false // e.g. a Status answering a delete
 	}
 	if opt.Deleted && useBody {
-		var m struct {
-			Metadata struct{ Name string } `json:"metadata"`
-		}
-		json.Unmarshal(body, &m)
-		useBody = m.Metadata.Name != ""
+		var md struct{ Name string }
+		json.Unmarshal(hd.Metadata, &md)
+		useBody = md.Name != ""
 	}
 	if !useBody {
 		if !opt.Deleted {
@@ -751,7 +754,12 @@ func DecodeObject(body []byte, opt ObjectOptions, h Handler) error {
 		d.seq = -1 // object_seq stays NULL
 	}
 	o := Origin{Line: opt.Line, Event: opt.Event}
-	err := d.object(body, lc, o, 0, opt.Deleted)
+	var err error
+	if useBody { // the header is decoded already
+		err = d.objectWithHeader(body, &hd, lc, o, 0, opt.Deleted)
+	} else {
+		err = d.object(body, lc, o, 0, opt.Deleted)
+	}
 	var he *handlerError
 	if errors.As(err, &he) {
 		return he.err
