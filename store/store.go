@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -305,4 +306,23 @@ func (db *DB) Close() error {
 		err = errors.Join(err, os.RemoveAll(db.scratch))
 	}
 	return err
+}
+
+// CopyDatabase copies the database file src, closed and checkpointed (no WAL beside it), to
+// dst, which must not exist yet.
+func CopyDatabase(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	return out.Close()
 }

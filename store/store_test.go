@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,5 +33,37 @@ func TestInMemorySpillsIntoAPrivateDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(spill); !os.IsNotExist(err) {
 		t.Errorf("spill directory %s still there after Close (%v)", spill, err)
+	}
+}
+
+// TestCopyDatabase: the copy holds the same database, and an existing file is never overwritten.
+func TestCopyDatabase(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.duckdb")
+	db, err := Open(context.Background(), src, testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE t AS SELECT 42 AS v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "dst.duckdb")
+	if err := CopyDatabase(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := Open(context.Background(), dst, testSchema, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	var v int
+	if err := cp.QueryRow("SELECT v FROM t").Scan(&v); err != nil || v != 42 {
+		t.Errorf("copy holds %d (%v), want the table of the original", v, err)
+	}
+	if err := CopyDatabase(dst, src); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("copying onto an existing file: %v, want it refused", err)
 	}
 }

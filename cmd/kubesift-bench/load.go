@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -166,22 +165,4 @@ func vmHWM(pid int) int64 {
 func removeDB(path string) {
 	os.Remove(path)
 	os.Remove(path + ".wal")
-}
-
-// copyFile copies the database file src to dst (a fresh file).
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copying %s: %w", src, err)
-	}
-	return out.Close()
 }

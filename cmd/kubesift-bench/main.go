@@ -272,7 +272,7 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 			db := filepath.Join(work, fmt.Sprintf("load-%d.duckdb", i))
 			removeDB(db)
 			if o.baseDB != "" && ls[i].group == "" {
-				if err := copyFile(o.baseDB, db); err != nil {
+				if err := store.CopyDatabase(db, o.baseDB); err != nil {
 					return err
 				}
 			}

@@ -84,7 +84,7 @@ func Cached(t testing.TB, recipe string, inputs []string, build func(path string
 		t.Fatal(err)
 	}
 	own := filepath.Join(t.TempDir(), filepath.Base(cached))
-	if err := copyFile(own, cached); err != nil {
+	if err := store.CopyDatabase(own, cached); err != nil {
 		t.Fatal(err)
 	}
 	return own
@@ -226,22 +226,4 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// copyFile copies the database at src to dst.
-func copyFile(dst, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copying %s: %w", src, err)
-	}
-	return out.Close()
 }
