@@ -207,25 +207,28 @@ lock_keys AS (
          unnest(list_distinct([r.namespace, ''])) AS n(ns_key),
          unnest(list_distinct([r.name, ''])) AS k(name_key)
 ),
+-- each reported lock's watch requests: those under one of its keys that were open while it was written (inlined
+-- into both of its readers below, never materialized: it grows with locks × watchers)
+lock_requests AS NOT MATERIALIZED (
+    SELECT k.lock_id, k.first_at, w.watcher_id, w.req_id, w.single_key, w.prev_ended_at
+    FROM lock_keys k
+    JOIN stage_watch_keys w
+      ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
+     AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
+),
 -- the watchers of each lock (every one of them receives each lock write), with their first watch request open while
 -- the lock was written: one row per lock and watcher. This grows with locks × watchers, so it is made without
 -- grouping the pairs: a single-key watcher's first such request is the one whose earlier requests all ended
 -- before the lock's first write (every earlier request started before it, hence before the lock's last write);
 -- only the pairs of the other watchers (field selectors, or both cluster-wide and namespaced watches) are grouped
 lock_watchers AS (
-    SELECT k.lock_id, w.watcher_id, w.req_id AS first_req
-    FROM lock_keys k
-    JOIN stage_watch_keys w
-      ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
-     AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
-    WHERE w.single_key AND (w.prev_ended_at IS NULL OR w.prev_ended_at < k.first_at)
+    SELECT lock_id, watcher_id, req_id AS first_req
+    FROM lock_requests
+    WHERE single_key AND (prev_ended_at IS NULL OR prev_ended_at < first_at)
     UNION ALL
-    SELECT k.lock_id, w.watcher_id, min(w.req_id)
-    FROM lock_keys k
-    JOIN stage_watch_keys w
-      ON w.cluster = k.cluster AND w.resource = k.resource AND w.ns_key = k.ns_key AND w.name_key = k.name_key
-     AND w.started_at <= k.last_at AND w.ended_at >= k.first_at
-    WHERE NOT w.single_key
+    SELECT lock_id, watcher_id, min(req_id)
+    FROM lock_requests
+    WHERE NOT single_key
     GROUP BY ALL
 ),
 -- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching:
