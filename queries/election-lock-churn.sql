@@ -232,17 +232,20 @@ lock_watchers AS (
     GROUP BY ALL
 ),
 -- per lock: how many watchers, and the first 50 (the evidence list's length) in the order they started watching:
--- aggregates whose state per lock is a count and at most 50 pairs of integers
+-- aggregates whose state per lock is a count and at most 50 integers, the first requests' req_id (a request is one
+-- watcher's, so it names the watcher; a top 50 of structs would keep each as a string sort key, at four times the time)
 lock_watcher_stats AS (
     SELECT lock_id, count(*) AS watchers,
-           min_by(struct_pack(watcher_id := watcher_id, first_req := first_req), first_req, 50) AS top
+           min(first_req, 50) AS top
     FROM lock_watchers
     GROUP BY lock_id
 ),
--- the shown watchers of each lock, pos = 1, 2, … in that order
+-- the shown watchers of each lock, pos = 1, 2, … in that order, with the watcher of each first request
 lock_watcher_top AS (
-    SELECT lock_id, unnest(list_transform(top, (t, i) -> struct_insert(t, pos := i)), recursive := true)
-    FROM lock_watcher_stats
+    SELECT t.lock_id, f.watcher_id, t.first_req, t.pos
+    FROM (SELECT lock_id, unnest(list_transform(top, (r, i) -> struct_pack(first_req := r, pos := i)), recursive := true)
+          FROM lock_watcher_stats) t
+    JOIN stage_watch_reqs f ON f.req_id = t.first_req
 ),
 watcher_agg AS (
     SELECT r.cluster, r.kind, r.namespace, r.name, s.watchers
