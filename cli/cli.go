@@ -179,7 +179,8 @@ func (e *env) logWriter(quiet bool) io.Writer {
 	return e.stderr
 }
 
-// openDB opens the database and says when opening it removed the rows of an interrupted load.
+// openDB opens the database and says when opening it removed the rows of an interrupted load or
+// upgraded a database an older kubesift wrote.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
 	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
 	if err != nil {
@@ -193,6 +194,9 @@ func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*
 			}
 		}
 		fmt.Fprintf(c.stderr, "kubesift: %s: removed the rows of an interrupted load (%s); load its file again\n", path, strings.Join(parts, ", "))
+	}
+	if len(db.Upgraded) > 0 {
+		fmt.Fprintf(c.stderr, "kubesift: %s: upgraded from an older kubesift's (added %s)\n", path, strings.Join(db.Upgraded, ", "))
 	}
 	return db, nil
 }

@@ -14,6 +14,10 @@ type Column struct {
 	Name string
 	Type string // DuckDB type, e.g. VARCHAR, BIGINT, TIMESTAMPTZ, JSON, MAP(VARCHAR, VARCHAR)
 	Doc  string
+	// Backfill is the value, a SQL expression over the table's older columns, of this column in
+	// the rows an older kubesift wrote before the column existed, where NULL would say something
+	// else: Open fills them with it when it upgrades the table. "" leaves them NULL.
+	Backfill string
 }
 
 // ClusterColumn is the last column of every conntrack and object table: the cluster the evidence

@@ -14,7 +14,9 @@ var ingestErrorsTable = Table{
 		{Name: "excerpt", Type: "VARCHAR", Doc: "the start of the line (at most 200 bytes), for a first look"},
 		{Name: "kind", Type: "VARCHAR", Doc: "evidence kind being loaded: audit, conntrack or endpoints"},
 		{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load"},
-		{Name: "severity", Type: "VARCHAR", Doc: "error: the line was rejected (counted in ingest_files.rejected); warning: the row was kept but a field of it could not be read and is NULL (counted in ingest_files.warnings)"},
+		{Name: "severity", Type: "VARCHAR", Doc: "error: the line was rejected (counted in ingest_files.rejected); warning: the row was kept but a field of it could not be read and is NULL (counted in ingest_files.warnings)",
+			// every row of before warnings is an error
+			Backfill: "'error'"},
 	},
 }
 

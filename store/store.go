@@ -76,6 +76,9 @@ type DB struct {
 	scratch string
 	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
 	Repaired map[string]int64
+	// Upgraded names the tables and columns (table.column) that Open added to a database an older
+	// kubesift wrote.
+	Upgraded []string
 }
 
 // Options tune how the database is opened.
@@ -166,7 +169,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		return nil, openError(path, err)
 	}
 	if !opt.ReadOnly {
-		err = db.createTables(ctx)
+		db.Upgraded, err = db.createTables(ctx)
 		if err == nil {
 			err = db.createLoadIDSequence(ctx)
 		}
@@ -186,29 +189,50 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		return db, nil
 	}
 	orphans, err := db.readOnlyOrphans(ctx)
-	if err != nil || len(orphans) == 0 {
+	var outdated bool
+	if err == nil {
+		outdated, err = db.readOnlyOutdated(ctx)
+	}
+	if err != nil || (len(orphans) == 0 && !outdated) {
 		if err != nil {
 			db.Close()
 			return nil, err
 		}
 		return db, nil
 	}
-	// An interrupted load left rows behind: repair the file (that takes the write lock) and open
-	// it again read-only.
+	// An interrupted load left rows behind, or an older kubesift wrote the file: repair or
+	// upgrade it (that takes the write lock) and open it again read-only.
 	db.Close()
 	rw, err := Open(ctx, path, schema, Options{MemoryLimit: opt.MemoryLimit})
 	if err != nil {
 		return nil, err
 	}
-	repaired := rw.Repaired
+	repaired, upgraded := rw.Repaired, rw.Upgraded
 	if err := rw.Close(); err != nil {
-		return nil, fmt.Errorf("closing %s after removing the rows of an interrupted load: %w", path, err)
+		return nil, fmt.Errorf("closing %s after repairing or upgrading it: %w", path, err)
 	}
 	if db, err = Open(ctx, path, schema, opt); err != nil {
 		return nil, err
 	}
-	db.Repaired = repaired
+	db.Repaired, db.Upgraded = repaired, upgraded
 	return db, nil
+}
+
+// readOnlyOutdated reports whether a kubesift database opened read-only lacks a table or column of
+// the schema: an older kubesift wrote it, and Open upgrades it before the rules read it.
+func (db *DB) readOnlyOutdated(ctx context.Context) (bool, error) {
+	have, err := db.columns(ctx)
+	if err != nil || !have[ingestFilesTable.Name] {
+		return false, err // a database without an ingest_files table is not kubesift's
+	}
+	for _, t := range db.Schema {
+		for _, c := range t.Columns {
+			if !have[t.Name+"."+c.Name] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // readOnlyOrphans counts the rows of interrupted loads in a database opened read-only; a
@@ -248,55 +272,62 @@ func openError(path string, err error) error {
 	return fmt.Errorf("opening database %s: %w", path, err)
 }
 
-func (db *DB) createTables(ctx context.Context) error {
+// createTables creates the schema's tables that the database lacks, and adds the columns its
+// tables lack (at the end; loads insert by name), NULL in the rows loaded before unless the column
+// has a Backfill. It returns what it added to a database that had kubesift's tables before.
+func (db *DB) createTables(ctx context.Context) (upgraded []string, err error) {
+	have, err := db.columns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	older := have[ingestFilesTable.Name]
 	for _, t := range db.Schema {
-		if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
-			return fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
+		if !have[t.Name] {
+			if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
+				return nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
+			}
+			if older {
+				upgraded = append(upgraded, t.Name)
+			}
+			continue
 		}
-		if err := db.addMissingColumns(ctx, t); err != nil {
-			return err
+		for _, c := range t.Columns {
+			if have[t.Name+"."+c.Name] {
+				continue
+			}
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
+				return nil, fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
+			}
+			if c.Backfill != "" {
+				if _, err := db.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET \"%s\" = %s", t.Name, c.Name, c.Backfill)); err != nil {
+					return nil, fmt.Errorf("upgrading table %s in %s (filling column %s): %w", t.Name, db.Path, c.Name, err)
+				}
+			}
+			upgraded = append(upgraded, t.Name+"."+c.Name)
 		}
 	}
-	return nil
+	return upgraded, nil
 }
 
-// backfills give the rows an older kubesift wrote a value in a column added since, where NULL
-// would say something else: every ingest_errors row of before warnings is an error.
-var backfills = map[string]string{ingestErrorsTable.Name + ".severity": "'error'"}
-
-// addMissingColumns upgrades a table that an older kubesift created: columns it lacks are added
-// (at the end; loads insert by name), NULL in the rows loaded before.
-func (db *DB) addMissingColumns(ctx context.Context, t Table) error {
-	rows, err := db.QueryContext(ctx, "SELECT column_name FROM duckdb_columns() WHERE table_name = $1 AND schema_name = 'main' AND database_name = current_database()", t.Name)
+// columns returns the database's tables and columns, as "table" and "table.column".
+func (db *DB) columns(ctx context.Context) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'")
 	if err != nil {
-		return fmt.Errorf("reading the columns of %s in %s: %w", t.Name, db.Path, err)
+		return nil, fmt.Errorf("reading the columns of %s: %w", db.Path, err)
 	}
 	have := map[string]bool{}
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var table, column string
+		if err := rows.Scan(&table, &column); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
-		have[name] = true
+		have[table], have[table+"."+column] = true, true
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return fmt.Errorf("reading the columns of %s in %s: %w", t.Name, db.Path, err)
+		return nil, fmt.Errorf("reading the columns of %s: %w", db.Path, err)
 	}
-	for _, c := range t.Columns {
-		if have[c.Name] {
-			continue
-		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
-			return fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
-		}
-		if value, ok := backfills[t.Name+"."+c.Name]; ok {
-			if _, err := db.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET \"%s\" = %s", t.Name, c.Name, value)); err != nil {
-				return fmt.Errorf("upgrading table %s in %s (filling column %s): %w", t.Name, db.Path, c.Name, err)
-			}
-		}
-	}
-	return nil
+	return have, nil
 }
 
 // Close closes the database and its connector.

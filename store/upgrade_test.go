@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -61,9 +62,58 @@ func TestUpgradeMarksOlderIngestErrorsAsErrors(t *testing.T) {
 	}
 }
 
+// TestOpenReadOnlyUpgradesAnOlderDatabase: the verbs that only read (analyze, query, report) open
+// the database read-only; one an older kubesift wrote is upgraded first (its rules read the new
+// columns), says what was added, and is open read-only after. A current database and a new one
+// report nothing.
+func TestOpenReadOnlyUpgradesAnOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	db := upgradedWith(t, Options{ReadOnly: true},
+		"ALTER TABLE ingest_errors DROP COLUMN severity",
+		"ALTER TABLE observations DROP COLUMN zone",
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
+		"INSERT INTO ingest_errors (source_file, line, reason, load_id) VALUES ('old.log', 3, 'truncated line', 1)")
+	if want := []string{"observations.zone", "ingest_errors.severity"}; !slices.Equal(db.Upgraded, want) {
+		t.Errorf("upgraded %v, want %v", db.Upgraded, want)
+	}
+	var severity *string
+	if err := db.QueryRowContext(ctx, "SELECT severity FROM ingest_errors").Scan(&severity); err != nil {
+		t.Fatal(err)
+	}
+	if severity == nil || *severity != "error" {
+		t.Errorf("severity of an older row %v, want error", severity)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO ingest_files (load_id, source_file) VALUES (2, 'new.log')"); err == nil {
+		t.Error("the upgraded database is open for writing, want read-only")
+	}
+
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	fresh, err := Open(ctx, path, testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Close()
+	for _, opt := range []Options{{}, {ReadOnly: true}} {
+		again, err := Open(ctx, path, testSchema, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Close()
+		if fresh.Upgraded != nil || again.Upgraded != nil {
+			t.Errorf("read-only %v: a current database upgraded %v (when made: %v)", opt.ReadOnly, again.Upgraded, fresh.Upgraded)
+		}
+	}
+}
+
 // upgraded makes a database, turns it into an older version's with stmts, and opens it again
 // (which upgrades it); it is closed when the test ends.
 func upgraded(t *testing.T, stmts ...string) *DB {
+	t.Helper()
+	return upgradedWith(t, Options{}, stmts...)
+}
+
+// upgradedWith is upgraded, opening the older database again with opt.
+func upgradedWith(t *testing.T, opt Options, stmts ...string) *DB {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
@@ -77,7 +127,7 @@ func upgraded(t *testing.T, stmts ...string) *DB {
 		}
 	}
 	db.Close()
-	if db, err = Open(ctx, path, testSchema, Options{}); err != nil {
+	if db, err = Open(ctx, path, testSchema, opt); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
