@@ -10,7 +10,8 @@
 -- not from the start of the database, so that a run over a short window costs in proportion to the window.
 -- What the rule reads of audit_events is selected once, before the pieces, by its stages (rules/election-lock-churn.yaml,
 -- queries/stages/election-lock-churn-*.sql): the lock-capable writes without their bodies (stage_lock_writes), the watch
--- requests on Endpoints and ConfigMaps (stage_watch_reqs) and their keys (stage_watch_keys), and the Services the audit
+-- requests on Endpoints and ConfigMaps (stage_watch_reqs) and their keys (stage_watch_keys), the rows of each namespace
+-- (stage_lock_namespaces), and the Services the audit
 -- log names (stage_audit_services); a piece reads its share of those instead of scanning every audit event again.
 -- The rule runs in pieces ($piece of $pieces) of about equal shares of the lock-capable writes and snapshots
 -- (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their rows, and the
@@ -26,31 +27,17 @@
 -- count and the first 50); aggregates whose state is a string, a list or a DISTINCT set only see the reported locks'
 -- own rows and at most 50 watchers of each.
 WITH
--- the rows of each namespace ('' for cluster-scoped objects) that the pieces share out: its lock-capable writes (as
--- read by writes, below) and snapshots, from the start of the lookback to the end of the window
-ns_rows AS (
-    SELECT cluster, namespace, sum(n) AS n
-    FROM (SELECT w.cluster, w.ns_key AS namespace, count(*) AS n
-          FROM stage_lock_writes w
-          GROUP BY ALL
-          UNION ALL
-          SELECT coalesce(l.cluster, ''), coalesce(l.namespace, ''), count(*)
-          FROM leader_locks l
-          WHERE l.source = 'snapshot'
-            AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
-          GROUP BY ALL)
-    GROUP BY ALL
-),
--- the pieces of each namespace: the namespaces in order take the share [before, before + n) of all rows, which maps
--- to pieces first .. first + span - 1 (at least one): a namespace larger than a piece spans several, and a piece
--- holds at most a piece's share of whole namespaces plus parts of the two namespaces that straddle its bounds
+-- the pieces of each namespace (its rows: stage_lock_namespaces): the namespaces in order take the share
+-- [before, before + n) of all rows, which maps to pieces first .. first + span - 1 (at least one): a namespace larger
+-- than a piece spans several, and a piece holds at most a piece's share of whole namespaces plus parts of the two
+-- namespaces that straddle its bounds
 ns_pieces AS MATERIALIZED (
     SELECT cluster, namespace, first, greatest(CAST(ceil((before + n) * pieces / total) AS BIGINT) - first, 1) AS span
     FROM (SELECT *, CAST(floor(before * pieces / total) AS BIGINT) AS first
           FROM (SELECT cluster, namespace, CAST(n AS BIGINT) AS n, CAST($pieces AS BIGINT) AS pieces,
                        CAST(coalesce(sum(n) OVER (ORDER BY cluster, namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS before,
                        CAST(sum(n) OVER () AS DOUBLE) AS total
-                FROM ns_rows))
+                FROM stage_lock_namespaces))
 ),
 -- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers. Only the namespaces
 -- of the piece are joined: the stage is sorted by cluster and namespace, and the bounds of the join's keys then skip
