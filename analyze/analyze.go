@@ -121,7 +121,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	defer sandbox.Close()
+	defer func() { sandbox.Close() }()
 	opt.memoryShare = db.MemoryShare()
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
@@ -134,7 +134,17 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		rep.Close()
 		return nil, err
 	}
-	for _, r := range rs {
+	for i, r := range rs {
+		// each rule after the first on a sandbox of its own: closing the one before hands all of its
+		// memory back (DuckDB's cached blocks and the allocator's free lists), so that a rule's peak
+		// is its own and not the one before plus its own
+		if i > 0 {
+			sandbox.Close()
+			if sandbox, err = openSandbox(ctx, db); err != nil {
+				rep.Close()
+				return nil, err
+			}
+		}
 		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
 		if out.Err == nil {
 			gs, err := gaps(ctx, sandbox, r, opt)
