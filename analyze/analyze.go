@@ -121,7 +121,11 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	defer func() { sandbox.Close() }()
+	defer func() {
+		if sandbox != nil {
+			sandbox.Close()
+		}
+	}()
 	opt.memoryShare = db.MemoryShare()
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
@@ -135,15 +139,18 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	for i, r := range rs {
-		// each rule after the first on a sandbox of its own: closing the one before hands all of its
-		// memory back (DuckDB's cached blocks and the allocator's free lists), so that a rule's peak
-		// is its own and not the one before plus its own
+		// each rule after the first on a sandbox of its own: closing the one before hands its memory
+		// back (the DuckDB instance with its cached blocks), so that a rule's peak is its own and not
+		// the rule before's plus its own
 		if i > 0 {
 			sandbox.Close()
-			if sandbox, err = openSandbox(ctx, db); err != nil {
+			next, err := openSandbox(ctx, db)
+			if err != nil {
+				sandbox = nil
 				rep.Close()
 				return nil, err
 			}
+			sandbox = next
 		}
 		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
 		if out.Err == nil {

@@ -11,8 +11,8 @@
 -- What the rule reads of audit_events is selected once, before the pieces, by its stages (rules/election-lock-churn.yaml,
 -- queries/stages/election-lock-churn-*.sql): the lock-capable writes without their bodies (stage_lock_writes), the watch
 -- requests on Endpoints and ConfigMaps (stage_watch_reqs) and their keys (stage_watch_keys), the rows of each namespace
--- (stage_lock_namespaces), and the Services the audit
--- log names (stage_audit_services); a piece reads its share of those instead of scanning every audit event again.
+-- (stage_lock_namespaces), and the Services the audit log names (stage_audit_services); a piece reads its share of
+-- those instead of scanning every audit event again.
 -- The rule runs in pieces ($piece of $pieces) of about equal shares of the lock-capable writes and snapshots
 -- (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their rows, and the
 -- objects (cluster, namespace, name) of a namespace that spans several pieces are spread over them by a hash of their
