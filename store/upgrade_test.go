@@ -60,6 +60,21 @@ func TestUpgradeMarksOlderIngestErrorsAsErrors(t *testing.T) {
 	if severity == nil || *severity != "error" {
 		t.Errorf("severity of an older row %v, want error", severity)
 	}
+	if want := []string{"ingest_errors.severity"}; !slices.Equal(db.Upgraded, want) {
+		t.Errorf("upgraded %v, want %v", db.Upgraded, want)
+	}
+}
+
+// TestOpenAddsATableAnOlderVersionLacked: a table of the schema that an older kubesift did not
+// have is made on open and named in Upgraded.
+func TestOpenAddsATableAnOlderVersionLacked(t *testing.T) {
+	db := upgraded(t, "DROP TABLE observations")
+	if want := []string{"observations"}; !slices.Equal(db.Upgraded, want) {
+		t.Errorf("upgraded %v, want %v", db.Upgraded, want)
+	}
+	if _, err := db.Exec("INSERT INTO observations (id) VALUES ('new')"); err != nil {
+		t.Errorf("the table made on open: %v", err)
+	}
 }
 
 // TestOpenReadOnlyUpgradesAnOlderDatabase: the verbs that only read (analyze, query, report) open
