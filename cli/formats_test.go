@@ -260,6 +260,14 @@ func TestQueryFormats(t *testing.T) {
 		if !strings.Contains(jsonOut, `"errors": true`) {
 			t.Errorf("json: %s", jsonOut)
 		}
+		// JSON stays JSON, and a body reads back as the database holds its text (-o csv writes what
+		// the driver decoded, keys sorted)
+		bodies := "SELECT audit_id, response_object FROM audit_events WHERE response_object IS NOT NULL ORDER BY audit_id, stage LIMIT 3"
+		types, got = readParquet(t, runOut(t, "b.parquet", "query", "--db", db, "-o", "parquet", bodies))
+		asText := strings.Replace(bodies, "response_object FROM", "CAST(response_object AS VARCHAR) AS response_object FROM", 1)
+		if want := runCLI(t, "query", "--db", db, "-o", "csv", asText).stdout; types != "VARCHAR JSON" || got != want {
+			t.Errorf("bodies as parquet: %s\n%s\nwant (-o csv)\n%s", types, got, want)
+		}
 	})
 	t.Run("sandbox", func(t *testing.T) { // -o parquet does not open the sandbox
 		secret := filepath.Join(t.TempDir(), "s.csv")

@@ -19,8 +19,11 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 			"  kubesift query \"SELECT verb, count(*) FROM audit_events GROUP BY ALL ORDER BY 2 DESC\"\n"+
 			"  kubesift query -o csv \"SELECT * FROM ingest_errors\" > rejected.csv\n"+
 			"  kubesift query -o parquet --out watches.parquet \"SELECT * FROM audit_events WHERE verb = 'watch'\"\n\n"+
-			"-o parquet keeps DuckDB's column types: the rows come out of the sandbox as Arrow and a\n"+
-			"separate in-memory DuckDB writes them with COPY ... (FORMAT parquet).")
+			"-o parquet keeps DuckDB's column types (JSON too) and streams the rows into the file with\n"+
+			"COPY ... (FORMAT parquet) inside the sandbox, into its private directory, so that a large result\n"+
+			"is never held in memory; where the sandbox has no directory of its own (no --db, or a database\n"+
+			"on a read-only volume) the whole result goes, as Arrow, to a separate in-memory DuckDB that\n"+
+			"writes it, and JSON columns become VARCHAR.")
 	c.addDB(fs, e, "database file to query")
 	out := addOutputFlag(fs, "table", tableFormats...)
 	if err := parse(fs, args); err != nil {
@@ -57,8 +60,12 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	}
 	defer sandbox.Close()
 	if out.format == "parquet" {
-		// The sandboxed connection cannot COPY to a file: its rows go, as Arrow, to a scratch DuckDB that can.
 		err := out.emit(e.stdout, func(w io.Writer) error {
+			if ok, err := sandbox.CopyParquet(ctx, query, w); ok {
+				return err
+			}
+			// A sandbox without a directory of its own cannot COPY to a file: its rows go, as Arrow, to a
+			// scratch DuckDB that can.
 			return sandbox.QueryArrow(ctx, query, func(r array.RecordReader) error { return tabular.ParquetFromArrow(ctx, w, r) })
 		})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,7 +31,8 @@ var ErrNotReadOnly = errors.New("only a single SELECT (or WITH ... SELECT) state
 //   - a temporary in-memory database (run without --db) is sandboxed in place: external access
 //     off, the configuration locked, and the statement check above.
 //
-// Extensions cannot be installed or loaded and the configuration is locked in both cases.
+// Extensions cannot be installed or loaded and the configuration is locked in both cases. The one
+// file kubesift itself has such SQL write is CopyParquet's, in the private directory.
 type Sandbox struct {
 	conn  *sql.Conn
 	own   *sql.DB // the private instance of a database file; nil for an in-memory database
@@ -292,4 +294,31 @@ func (s *Sandbox) QueryArrow(ctx context.Context, query string, fn func(array.Re
 		defer reader.Release()
 		return fn(reader)
 	})
+}
+
+// CopyParquet checks query (see Check) and writes its rows to w as Parquet (zstd) with DuckDB's
+// COPY inside the sandbox, into its private directory (the one place its SQL may write): the rows
+// stream from the query into the file under the memory limit, where fetching them first would
+// hold the whole result in memory. ok is false, and nothing is written, for a sandbox without a
+// directory of its own (an in-memory database, or a database on a read-only volume).
+func (s *Sandbox) CopyParquet(ctx context.Context, query string, w io.Writer) (ok bool, err error) {
+	if s.spill == "" {
+		return false, nil
+	}
+	if err := s.Check(ctx, query); err != nil {
+		return true, err
+	}
+	path := filepath.Join(s.spill, "result.parquet")
+	defer os.Remove(path)
+	// query is one SELECT (Check), so it can only be the subquery; a comment ending it ends at its line
+	if _, err := s.conn.ExecContext(ctx, "COPY ("+query+"\n) TO "+quote(path)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
+		return true, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true, err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return true, err
 }

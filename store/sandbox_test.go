@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -130,6 +131,24 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 			}
 			if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM stage_runs").Scan(&files); err == nil {
 				t.Error("the staged table outlives DropStage")
+			}
+			// COPY of a single SELECT into the sandbox's own directory, handed on; never anything else
+			for _, q := range escapes {
+				q = strings.NewReplacer("DB", path, "DIR", dir).Replace(q)
+				var out bytes.Buffer
+				if _, err := sb.CopyParquet(ctx, q, &out); err == nil && out.Len() > 0 {
+					t.Errorf("parquet of %s: ran", q)
+				} else if err != nil && !errors.Is(err, ErrNotReadOnly) && !strings.Contains(err.Error(), "Permission Error") {
+					t.Errorf("parquet of %s: refused for another reason: %v", q, err)
+				}
+			}
+			var parquet bytes.Buffer
+			copied, err := sb.CopyParquet(ctx, "SELECT files FROM runs -- a comment ends the query", &parquet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantCopy := mode == "read-only" || mode == "read-write"; copied != wantCopy || copied != bytes.HasPrefix(parquet.Bytes(), []byte("PAR1")) {
+				t.Errorf("parquet: copied %v (want %v), %d bytes", copied, wantCopy, parquet.Len())
 			}
 			if err := sb.Close(); err != nil {
 				t.Fatal(err)

@@ -13,8 +13,9 @@ import (
 )
 
 // Parquet files of rows that are in DuckDB come from DuckDB's own writer: COPY (query) TO 'file'
-// (FORMAT parquet, COMPRESSION zstd), from the database itself (export) or, for results of
-// sandboxed user SQL, from a scratch DuckDB that sees them as Arrow (ParquetFromArrow). Tables of
+// (FORMAT parquet, COMPRESSION zstd), from the database itself (export), from the sandbox into its
+// own directory (sandboxed user SQL, store.Sandbox.CopyParquet) or, where the sandbox has none,
+// from a scratch DuckDB that sees the rows as Arrow (ParquetFromArrow). Tables of
 // Go values (the findings) are written by arrow-go's Parquet writer a row group at a time
 // (Parquet, parquet_table.go): loading them into a scratch DuckDB first held every row in memory,
 // and DuckDB's COPY ran out of memory when that scratch database was bounded.
