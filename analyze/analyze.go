@@ -117,56 +117,58 @@ type Options struct {
 // The findings' evidence is kept in a temporary file (see Finding.Evidence) until the report is
 // closed (Report.Close).
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
-	sandbox, err := openSandbox(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if sandbox != nil {
-			sandbox.Close()
-		}
-	}()
 	opt.memoryShare = db.MemoryShare()
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
-	if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
-		rep.Close()
-		return nil, err
-	}
-	clusterNames, perTable, err := evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs)
+	var clusterNames []string
+	var perTable map[string][]string
+	err := onSandbox(ctx, db, func(sandbox *store.Sandbox) (err error) {
+		if rep.Inputs, err = countInputs(ctx, db.Schema, sandbox); err != nil {
+			return err
+		}
+		clusterNames, perTable, err = evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs)
+		return err
+	})
 	if err != nil {
 		rep.Close()
 		return nil, err
 	}
-	for i, r := range rs {
-		// each rule after the first on a sandbox of its own: closing the one before hands its memory
-		// back (the DuckDB instance with its cached blocks), so that a rule's peak is its own and not
-		// the rule before's plus its own
-		if i > 0 {
-			sandbox.Close()
-			next, err := openSandbox(ctx, db)
-			if err != nil {
-				sandbox = nil
-				rep.Close()
-				return nil, err
+	// each rule on a sandbox of its own: closing the one before hands its memory back (the DuckDB
+	// instance with its cached blocks), so that a rule's peak is its own and not the rule before's
+	// plus its own
+	for _, r := range rs {
+		err := onSandbox(ctx, db, func(sandbox *store.Sandbox) error {
+			out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
+			if out.Err == nil {
+				gs, err := gaps(ctx, sandbox, r, opt)
+				if err != nil {
+					out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
+					out.Reason = "failed: " + err.Error()
+				} else {
+					out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out), gs)
+				}
 			}
-			sandbox = next
+			rep.Findings = append(rep.Findings, findings...)
+			rep.Outcomes = append(rep.Outcomes, out)
+			return nil
+		})
+		if err != nil {
+			rep.Close()
+			return nil, err
 		}
-		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
-		if out.Err == nil {
-			gs, err := gaps(ctx, sandbox, r, opt)
-			if err != nil {
-				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
-				out.Reason = "failed: " + err.Error()
-			} else {
-				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out), gs)
-			}
-		}
-		rep.Findings = append(rep.Findings, findings...)
-		rep.Outcomes = append(rep.Outcomes, out)
 	}
 	sortFindings(rep.Findings)
 	return rep, nil
+}
+
+// onSandbox runs fn on a sandbox of db (openSandbox) and closes it.
+func onSandbox(ctx context.Context, db *store.DB, fn func(*store.Sandbox) error) error {
+	sandbox, err := openSandbox(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer sandbox.Close()
+	return fn(sandbox)
 }
 
 // sortFindings orders findings most severe first, then by first seen, rule, namespace, name

@@ -188,12 +188,8 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	if path == InMemory {
 		return db, nil
 	}
-	orphans, err := db.readOnlyOrphans(ctx)
-	var outdated bool
-	if err == nil {
-		outdated, err = db.readOnlyOutdated(ctx)
-	}
-	if err != nil || (len(orphans) == 0 && !outdated) {
+	stale, err := db.readOnlyStale(ctx)
+	if err != nil || !stale {
 		if err != nil {
 			db.Close()
 			return nil, err
@@ -218,12 +214,13 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	return db, nil
 }
 
-// readOnlyOutdated reports whether a kubesift database opened read-only lacks a table or column of
-// the schema: an older kubesift wrote it, and Open upgrades it before the rules read it.
-func (db *DB) readOnlyOutdated(ctx context.Context) (bool, error) {
+// readOnlyStale reports whether a kubesift database opened read-only needs writing before the
+// rules read it: an older kubesift wrote it (it lacks a table or column of the schema), or an
+// interrupted load left rows behind. A database without an ingest_files table is not kubesift's.
+func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 	have, err := db.columns(ctx)
 	if err != nil || !have[ingestFilesTable.Name] {
-		return false, err // a database without an ingest_files table is not kubesift's
+		return false, err
 	}
 	for _, t := range db.Schema {
 		for _, c := range t.Columns {
@@ -232,19 +229,8 @@ func (db *DB) readOnlyOutdated(ctx context.Context) (bool, error) {
 			}
 		}
 	}
-	return false, nil
-}
-
-// readOnlyOrphans counts the rows of interrupted loads in a database opened read-only; a
-// database without an ingest_files table (not kubesift's) has none.
-func (db *DB) readOnlyOrphans(ctx context.Context) (map[string]int64, error) {
-	var kubesift bool
-	err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM duckdb_tables() WHERE database_name = current_database() AND table_name = $1",
-		ingestFilesTable.Name).Scan(&kubesift)
-	if err != nil || !kubesift {
-		return nil, err
-	}
-	return db.orphanRows(ctx)
+	orphans, err := db.orphanRows(ctx)
+	return len(orphans) > 0, err
 }
 
 // TempDir is where temporary files of this database go: DuckDB's spill directory next to a
