@@ -316,7 +316,9 @@ func TestProfile(t *testing.T) {
 	if err := rep.WriteProfile(&out); err != nil {
 		t.Fatal(err)
 	}
+	var highest int64
 	for _, o := range rep.Outcomes {
+		highest = max(highest, o.Profile.PeakRSS)
 		if !strings.Contains(out.String(), o.Rule.ID) {
 			t.Errorf("profile does not name %s:\n%s", o.Rule.ID, out.String())
 		}
@@ -329,6 +331,11 @@ func TestProfile(t *testing.T) {
 		if _, err := os.Stat("/proc/self/clear_refs"); err == nil && o.Profile.PeakRSS <= 0 {
 			t.Errorf("%s: no peak memory measured on Linux", o.Rule.ID)
 		}
+	}
+	// the last line: the total time and the highest peak of the rules (the analysis's own peak)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := strings.Fields(lines[len(lines)-1]); highest > 0 && (len(last) != 6 || strings.Join(last[4:], " ") != mebibytes(highest)) {
+		t.Errorf("the last line does not give the highest peak, %s:\n%s", mebibytes(highest), out.String())
 	}
 }
 

@@ -305,7 +305,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
 	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
 	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
-	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr")
+	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr, and last the total time and the highest of those peaks (the analysis's peak: the process's own high-water mark is reset before each rule)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
