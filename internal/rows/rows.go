@@ -401,7 +401,10 @@ func (w *Writer) RemoveDuplicates(ctx context.Context, loadID int64) (int64, err
 }
 
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// table's DedupeKey (NULLs compare equal), and returns how many it deleted.
+// table's DedupeKey (NULLs compare equal), and returns how many it deleted. When the key holds the
+// table's time column, an earlier row can repeat one of this load's only at one of its times (or
+// where both have none): the earlier rows are read from this load's time range alone, which the
+// column's zone maps narrow to the row groups of those times instead of the whole table.
 func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, loadID int64) (int64, error) {
 	on := make([]string, len(table.DedupeKey))
 	for i, k := range table.DedupeKey {
@@ -410,10 +413,31 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 		}
 		on[i] = fmt.Sprintf(k, "n") + " IS NOT DISTINCT FROM " + fmt.Sprintf(k, "o")
 	}
+	earlier := "o.load_id <> $1"
+	args := []any{loadID}
+	if table.TimeColumn != "" && slices.Contains(table.DedupeKey, table.TimeColumn) {
+		tc := `"` + table.TimeColumn + `"` // a schema's column name, quoted: it may be a keyword (at)
+		var lo, hi sql.NullTime
+		var loaded, undated int64
+		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[2]s), max(%[2]s), count(*), count(*) - count(%[2]s) FROM %[1]s WHERE load_id = $1", table.Name, tc),
+			loadID).Scan(&lo, &hi, &loaded, &undated)
+		if err != nil || loaded == 0 {
+			return 0, err
+		}
+		var times []string
+		if lo.Valid {
+			times = append(times, "o."+tc+" BETWEEN $2 AND $3")
+			args = append(args, lo.Time, hi.Time)
+		}
+		if undated > 0 {
+			times = append(times, "o."+tc+" IS NULL")
+		}
+		earlier += " AND (" + strings.Join(times, " OR ") + ")"
+	}
 	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (
-		SELECT n.rowid FROM %[1]s n SEMI JOIN %[1]s o ON o.load_id <> $1 AND %[2]s
-		WHERE n.load_id = $1)`, table.Name, strings.Join(on, " AND "))
-	res, err := conn.ExecContext(ctx, q, loadID)
+		SELECT n.rowid FROM %[1]s n SEMI JOIN (SELECT * FROM %[1]s o WHERE %[3]s) o ON %[2]s
+		WHERE n.load_id = $1)`, table.Name, strings.Join(on, " AND "), earlier)
+	res, err := conn.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("removing duplicate %s rows: %w", table.Name, err)
 	}

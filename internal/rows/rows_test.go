@@ -270,3 +270,68 @@ func TestRemoveDuplicates(t *testing.T) {
 		t.Errorf("rows %q, want %q", got, want)
 	}
 }
+
+// observedAt is deduplicated on its name and time, like the object tables (their key is every
+// column but the provenance ones, captured_at among them).
+var observedAt = store.Table{
+	Name:       "observed_at",
+	Evidence:   "test",
+	TimeColumn: "at",
+	DedupeKey:  []string{"name", "at"},
+	Columns: []store.Column{
+		{Name: "name", Type: "VARCHAR"},
+		{Name: "at", Type: "TIMESTAMPTZ"},
+		{Name: "load_id", Type: "BIGINT"},
+	},
+}
+
+// TestRemoveDuplicatesAtTheLoadsTimes: where the dedupe key holds the time column, earlier rows are
+// read from the load's time range only, and rows without a time still meet the earlier rows without
+// one; rows at a time of the load but another name, at a time outside the range, and a load with
+// no times at all behave as with the whole table read.
+func TestRemoveDuplicatesAtTheLoadsTimes(t *testing.T) {
+	ctx := context.Background()
+	db, conn := openConn(t, observedAt)
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	at := func(h int) any { return day.Add(time.Duration(h) * time.Hour) }
+	load := func(id int64, rows ...[]any) int64 {
+		w := New(ctx, conn, []store.Table{observedAt})
+		for _, r := range rows {
+			if err := w.Append("observed_at", r[0], r[1], id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dups, err := w.RemoveDuplicates(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dups
+	}
+	if dups := load(1, []any{"a", at(1)}, []any{"b", at(5)}, []any{"c", nil}, []any{"d", at(30)}); dups != 0 {
+		t.Errorf("first load: %d duplicates", dups)
+	}
+	// a at 1 and b at 5 repeat (the first and last time of the load); c without a time repeats;
+	// b at 3 and e at 1 are new; d at 30 lies outside this load's range and is not in it.
+	if dups := load(2, []any{"a", at(1)}, []any{"b", at(3)}, []any{"b", at(5)}, []any{"e", at(1)}, []any{"c", nil}); dups != 3 {
+		t.Errorf("second load: %d duplicates, want 3", dups)
+	}
+	// only rows without a time: c repeats, f is new
+	if dups := load(3, []any{"c", nil}, []any{"f", nil}); dups != 1 {
+		t.Errorf("third load: %d duplicates, want 1", dups)
+	}
+	// only rows with a time, one of them an earlier load's: d at 30
+	if dups := load(4, []any{"d", at(30)}, []any{"d", at(31)}); dups != 1 {
+		t.Errorf("fourth load: %d duplicates, want 1", dups)
+	}
+	var got string
+	if err := db.QueryRowContext(ctx, `SELECT string_agg(name || '/' || coalesce(date_part('hour', "at")::VARCHAR, '-') || '@' || load_id, ' '
+		ORDER BY load_id, name, "at") FROM observed_at`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a/1@1 b/5@1 c/-@1 d/6@1 b/3@2 e/1@2 f/-@3 d/7@4"; got != want {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
