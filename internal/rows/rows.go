@@ -401,9 +401,9 @@ func (w *Writer) RemoveDuplicates(ctx context.Context, loadID int64) (int64, err
 }
 
 // removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// table's DedupeKey (NULLs compare equal), and returns how many it deleted. When the key holds the
-// table's time column, an earlier row can repeat one of this load's only at one of its times (or
-// where both have none): the earlier rows are read from this load's time range alone, which the
+// table's DedupeKey (NULLs compare equal), and returns how many it deleted. When the key holds a
+// time (keyTime), an earlier row can repeat one of this load's only at one of its times (or where
+// both have none): the earlier rows are read from this load's time range alone, which the
 // column's zone maps narrow to the row groups of those times instead of the whole table.
 func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, loadID int64) (int64, error) {
 	on := make([]string, len(table.DedupeKey))
@@ -415,8 +415,8 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 	}
 	earlier := "o.load_id <> $1"
 	args := []any{loadID}
-	if table.TimeColumn != "" && slices.Contains(table.DedupeKey, table.TimeColumn) {
-		tc := `"` + table.TimeColumn + `"` // a schema's column name, quoted: it may be a keyword (at)
+	if kt := keyTime(table); kt != "" {
+		tc := `"` + kt + `"` // a schema's column name, quoted: it may be a keyword (at)
 		var lo, hi sql.NullTime
 		var loaded, undated int64
 		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[2]s), max(%[2]s), count(*), count(*) - count(%[2]s) FROM %[1]s WHERE load_id = $1", table.Name, tc),
@@ -442,4 +442,18 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 		return 0, fmt.Errorf("removing duplicate %s rows: %w", table.Name, err)
 	}
 	return res.RowsAffected()
+}
+
+// keyTime returns the time column of table's dedupe key: its TimeColumn when the key holds it, else
+// the first other TIMESTAMPTZ column the key names (conntrack_events: event_time); "" when none.
+func keyTime(table store.Table) string {
+	if table.TimeColumn != "" && slices.Contains(table.DedupeKey, table.TimeColumn) {
+		return table.TimeColumn
+	}
+	for _, k := range table.DedupeKey {
+		if i := slices.IndexFunc(table.Columns, func(c store.Column) bool { return c.Name == k }); i >= 0 && table.Columns[i].Type == "TIMESTAMPTZ" {
+			return k
+		}
+	}
+	return ""
 }

@@ -285,19 +285,50 @@ var observedAt = store.Table{
 	},
 }
 
-// TestRemoveDuplicatesAtTheLoadsTimes: where the dedupe key holds the time column, earlier rows are
+// observedEvent's key holds a time that is not its TimeColumn, like conntrack_events' event_time.
+var observedEvent = store.Table{
+	Name:       "observed_event",
+	Evidence:   "test",
+	TimeColumn: "loaded_at",
+	DedupeKey:  []string{"name", "at"},
+	Columns: []store.Column{
+		{Name: "name", Type: "VARCHAR"},
+		{Name: "at", Type: "TIMESTAMPTZ"},
+		{Name: "load_id", Type: "BIGINT"},
+		{Name: "loaded_at", Type: "TIMESTAMPTZ"},
+	},
+}
+
+// TestKeyTime: the dedupe is bounded by the table's time column when its key holds it, else by
+// another time of the key, and not at all without one.
+func TestKeyTime(t *testing.T) {
+	for table, want := range map[*store.Table]string{&observedAt: "at", &observedEvent: "at", &allTypes: ""} {
+		if got := keyTime(*table); got != want {
+			t.Errorf("%s: keyTime %q, want %q", table.Name, got, want)
+		}
+	}
+}
+
+// TestRemoveDuplicatesAtTheLoadsTimes: where the dedupe key holds a time, earlier rows are
 // read from the load's time range only, and rows without a time still meet the earlier rows without
 // one; rows at a time of the load but another name, at a time outside the range, and a load with
 // no times at all behave as with the whole table read.
 func TestRemoveDuplicatesAtTheLoadsTimes(t *testing.T) {
+	for _, table := range []store.Table{observedAt, observedEvent} {
+		t.Run(table.Name, func(t *testing.T) { testRemoveDuplicatesAtTheLoadsTimes(t, table) })
+	}
+}
+
+func testRemoveDuplicatesAtTheLoadsTimes(t *testing.T, table store.Table) {
 	ctx := context.Background()
-	db, conn := openConn(t, observedAt)
+	db, conn := openConn(t, table)
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	at := func(h int) any { return day.Add(time.Duration(h) * time.Hour) }
 	load := func(id int64, rows ...[]any) int64 {
-		w := New(ctx, conn, []store.Table{observedAt})
+		w := New(ctx, conn, []store.Table{table})
 		for _, r := range rows {
-			if err := w.Append("observed_at", r[0], r[1], id); err != nil {
+			v := []any{r[0], r[1], id, nil}[:len(table.Columns)]
+			if err := w.Append(table.Name, v...); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -328,7 +359,7 @@ func TestRemoveDuplicatesAtTheLoadsTimes(t *testing.T) {
 	}
 	var got string
 	if err := db.QueryRowContext(ctx, `SELECT string_agg(name || '/' || coalesce(date_part('hour', "at")::VARCHAR, '-') || '@' || load_id, ' '
-		ORDER BY load_id, name, "at") FROM observed_at`).Scan(&got); err != nil {
+		ORDER BY load_id, name, "at") FROM `+table.Name).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
 	if want := "a/1@1 b/5@1 c/-@1 d/6@1 b/3@2 e/1@2 f/-@3 d/7@4"; got != want {
