@@ -230,6 +230,27 @@ func TestWriterHoldSpillsToDisk(t *testing.T) {
 	}
 }
 
+// loadDeduped appends rows (each made a row of table by values) as load id, and returns the
+// duplicates RemoveDuplicates took out again.
+func loadDeduped(t *testing.T, conn *sql.Conn, table store.Table, id int64, rows [][]any, values func([]any) []any) int64 {
+	t.Helper()
+	ctx := context.Background()
+	w := New(ctx, conn, []store.Table{table})
+	for _, r := range rows {
+		if err := w.Append(table.Name, values(r)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dups, err := w.RemoveDuplicates(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dups
+}
+
 // TestRemoveDuplicates: a load's rows that repeat an earlier load's on the dedupe key go, NULLs
 // comparing equal and an expression item (coalesce(zone, 0)) applied to both sides; rows new to
 // this load, and the earlier load's rows, stay.
@@ -237,22 +258,11 @@ func TestRemoveDuplicates(t *testing.T) {
 	ctx := context.Background()
 	db, conn := openConn(t, allTypes)
 	load := func(id int64, rows ...[]any) int64 {
-		w := New(ctx, conn, []store.Table{allTypes})
-		for _, r := range rows {
+		return loadDeduped(t, conn, allTypes, id, rows, func(r []any) []any {
 			v := make([]any, len(allTypes.Columns))
 			v[0], v[10], v[11] = r[0], r[1], id
-			if err := w.Append("all_types", v...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		dups, err := w.RemoveDuplicates(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dups
+			return v
+		})
 	}
 	if dups := load(1, []any{"a", nil}, []any{"b", int64(2)}, []any{nil, int64(1)}); dups != 0 {
 		t.Errorf("first load: %d duplicates", dups)
@@ -325,21 +335,7 @@ func testRemoveDuplicatesAtTheLoadsTimes(t *testing.T, table store.Table) {
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	at := func(h int) any { return day.Add(time.Duration(h) * time.Hour) }
 	load := func(id int64, rows ...[]any) int64 {
-		w := New(ctx, conn, []store.Table{table})
-		for _, r := range rows {
-			v := []any{r[0], r[1], id, nil}[:len(table.Columns)]
-			if err := w.Append(table.Name, v...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		dups, err := w.RemoveDuplicates(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dups
+		return loadDeduped(t, conn, table, id, rows, func(r []any) []any { return []any{r[0], r[1], id, nil}[:len(table.Columns)] })
 	}
 	if dups := load(1, []any{"a", at(1)}, []any{"b", at(5)}, []any{"c", nil}, []any{"d", at(30)}); dups != 0 {
 		t.Errorf("first load: %d duplicates", dups)
