@@ -421,8 +421,11 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 		var loaded, undated int64
 		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[2]s), max(%[2]s), count(*), count(*) - count(%[2]s) FROM %[1]s WHERE load_id = $1", table.Name, tc),
 			loadID).Scan(&lo, &hi, &loaded, &undated)
-		if err != nil || loaded == 0 {
-			return 0, err
+		if err != nil {
+			return 0, fmt.Errorf("removing duplicate %s rows: reading the load's times: %w", table.Name, err)
+		}
+		if loaded == 0 {
+			return 0, nil
 		}
 		var times []string
 		if lo.Valid {
