@@ -12,9 +12,11 @@
 -- The window bounds are bound into the WHERE (not a cross-joined CTE); joins match on equalities only, so that
 -- they hash instead of looping.
 WITH
--- the state of every address of every Service at each observation point (queries/macros.sql)
+-- the state of every address of every Service at each observation point where it may change: runs of absence cut
+-- to their first point (queries/macros.sql), so that the rows grow with the addresses observed, not with every address
+-- ever seen × every observation of its Service
 states AS (
-    SELECT * FROM ks_address_states($since, $until)
+    SELECT * FROM ks_address_states($since, $until, dense := false)
 ),
 states_ord AS (
     SELECT s.*,
