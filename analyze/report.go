@@ -31,11 +31,14 @@ func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) 
 		return writeJSON(w, rep)
 	case "ndjson":
 		bw := bufio.NewWriter(w)
-		enc := json.NewEncoder(bw)
-		for _, f := range rep.Findings {
-			if err := enc.Encode(f); err != nil {
-				return err
-			}
+		err := formatInOrder(len(rep.Findings), func(i int, buf *bytes.Buffer) error {
+			return json.NewEncoder(buf).Encode(rep.Findings[i])
+		}, func(b []byte) error {
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		return bw.Flush()
 	case "csv":
@@ -195,19 +198,22 @@ func writeJSON(w io.Writer, rep *Report) error {
 		return string(b)
 	}
 	fmt.Fprintf(bw, "{\n  \"since\": %s,\n  \"until\": %s,\n  \"findings\": [", window(rep.Since), window(rep.Until))
-	var buf bytes.Buffer
-	for i, f := range rep.Findings {
-		buf.Reset()
-		if err := appendIndented(&buf, f, "    "); err != nil {
+	err := formatInOrder(len(rep.Findings), func(i int, buf *bytes.Buffer) error {
+		f := rep.Findings[i]
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n    ")
+		if err := appendIndented(buf, f, "    "); err != nil {
 			return fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err)
 		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n    ")
-		if _, err := bw.Write(buf.Bytes()); err != nil {
-			return err
-		}
+		return nil
+	}, func(b []byte) error {
+		_, err := bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if len(rep.Findings) > 0 {
 		bw.WriteString("\n  ")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -21,6 +22,9 @@ type evidenceSpill struct {
 	f    *os.File
 	w    *bufio.Writer
 	size int64 // bytes appended, buffered ones included
+	// flushing lets the writers of a report read evidence back on several goroutines (see
+	// formatInOrder): the first read writes out what add buffered.
+	flushing sync.Mutex
 }
 
 // add appends raw and returns where a finding finds it again.
@@ -50,10 +54,11 @@ func (s *evidenceSpill) add(raw json.RawMessage) (evidence, error) {
 
 // read returns the length bytes at offset.
 func (s *evidenceSpill) read(offset int64, length int) (json.RawMessage, error) {
-	if s.w.Buffered() > 0 {
-		if err := s.w.Flush(); err != nil {
-			return nil, fmt.Errorf("keeping the findings' evidence in %s: %w", s.f.Name(), err)
-		}
+	s.flushing.Lock()
+	err := s.w.Flush()
+	s.flushing.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("keeping the findings' evidence in %s: %w", s.f.Name(), err)
 	}
 	raw := make(json.RawMessage, length)
 	if _, err := s.f.ReadAt(raw, offset); err != nil {
