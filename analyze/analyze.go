@@ -334,11 +334,7 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		params[a.(sql.NamedArg).Name] = a.(sql.NamedArg).Value
 	}
 	if r.Pieces == nil {
-		rows, err := readPiece(ctx, conn, r, args)
-		if err != nil {
-			return nil, err
-		}
-		return finishPiece(rows, spill, tmpl, params)
+		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
 	drop, err := stage(ctx, conn, r, args)
 	defer func() { err = errors.Join(err, drop()) }()
@@ -351,30 +347,13 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 			return nil, err
 		}
 	}
-	// a piece's rows are finished (their summaries written, their evidence kept) while the next
-	// piece's query runs: that is Go's work alone, done on the CPU the query leaves idle
 	var out []Finding
-	finished := make(chan error, 1)
-	finished <- nil
 	for piece := range pieces {
-		rows, err := readPiece(ctx, conn, r, pieceArgs(r, args, piece, pieces))
+		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
 		if err != nil {
-			err = fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
+			return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
 		}
-		if err := errors.Join(<-finished, err); err != nil {
-			return nil, err
-		}
-		go func() {
-			found, err := finishPiece(rows, spill, tmpl, params)
-			if err != nil {
-				err = fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
-			}
-			out = append(out, found...)
-			finished <- err
-		}()
-	}
-	if err := <-finished; err != nil {
-		return nil, err
+		out = append(out, found...)
 	}
 	return out, nil
 }
@@ -431,19 +410,11 @@ func pieceArgs(r rules.Rule, args []any, piece, pieces int64) []any {
 	return append(slices.Clip(args), sql.Named(rules.PieceParam, piece), sql.Named(rules.PiecesParam, pieces))
 }
 
-// pieceRow is a row of a rule's query as read: its finding without summary or evidence, its
-// facts and its evidence as JSON text.
-type pieceRow struct {
-	finding  Finding
-	facts    map[string]any
-	evidence json.RawMessage
-}
-
-// readPiece runs r's query once with args and reads its rows. They are kept as the temporary
-// table rules.FindingsStage and read from it with the evidence as JSON text: the driver would
-// decode a JSON column into Go maps (keys sorted, numbers as float64, invalid JSON as nil),
-// which the report then encoded again.
-func readPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (_ []pieceRow, err error) {
+// runPiece runs r's query once with args and reads its findings, keeping their evidence in spill.
+// The query's rows are kept as the temporary table rules.FindingsStage and read from it with
+// the evidence as JSON text: the driver would decode a JSON column into Go maps (keys sorted,
+// numbers as float64, invalid JSON as nil), which the report then encoded again.
+func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) (_ []Finding, err error) {
 	if err := conn.Stage(ctx, rules.FindingsStage, r.SQL, args...); err != nil {
 		return nil, err
 	}
@@ -462,7 +433,7 @@ func readPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []an
 		return nil, err
 	}
 	defer rows.Close()
-	var out []pieceRow
+	var out []Finding
 	for rows.Next() {
 		var f Finding
 		var severity, cluster, namespace, name, subject, evidence sql.NullString
@@ -489,40 +460,29 @@ func readPiece(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []an
 		default:
 			return nil, fmt.Errorf("count is %T, want an integer", count)
 		}
-		row := pieceRow{finding: f, facts: map[string]any{}, evidence: json.RawMessage("[]")}
+		factValues := map[string]any{}
 		switch v := facts.(type) {
 		case nil:
 		case map[string]any:
-			row.facts = v
+			factValues = v
 		default:
 			return nil, fmt.Errorf("facts is %T, want a struct", facts)
 		}
-		if evidence.Valid {
-			row.evidence = json.RawMessage(evidence.String)
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
-}
-
-// finishPiece makes the findings of rows: it writes their summaries with tmpl and keeps their
-// evidence in spill.
-func finishPiece(rows []pieceRow, spill *evidenceSpill, tmpl *template.Template, params map[string]any) ([]Finding, error) {
-	out := make([]Finding, 0, len(rows))
-	for _, row := range rows {
-		f := row.finding
 		var summary strings.Builder
-		if err := tmpl.Execute(&summary, summaryData{f, row.facts, params}); err != nil {
+		if err := tmpl.Execute(&summary, summaryData{f, factValues, params}); err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", object(f), err)
 		}
 		f.Summary = summary.String()
-		var err error
-		if f.evidence, err = spill.add(row.evidence); err != nil {
+		raw := json.RawMessage("[]")
+		if evidence.Valid {
+			raw = json.RawMessage(evidence.String)
+		}
+		if f.evidence, err = spill.add(raw); err != nil {
 			return nil, err
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // columns returns the names of the columns query returns.
