@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubesift/kubesift/ingest"
 )
 
 // TestTimelineReadsFlappingsObservations: the address states of the timeline of endpoints/shop/cart
-// are the ones endpoint-flapping follows. Every address of its finding has, in its stream, the same
-// sequence of states (time, state, file:line) in the timeline's rows, once the leading absence is
-// dropped and repeated states merged as the rule does.
+// are the ones endpoint-flapping follows. The timeline has only their changes (no row of an address
+// but its last repeats the state of the one before) and their last observation, and every address
+// of the finding has, in its stream, the same sequence of states (time, state, file:line) in the
+// timeline's rows, once a leading absence is dropped and repeated states merged as the rule does.
 func TestTimelineReadsFlappingsObservations(t *testing.T) {
 	ctx := context.Background()
 	db := scenarioDB(t, "samples/flapping", ingest.Options{})
@@ -24,6 +26,19 @@ func TestTimelineReadsFlappingsObservations(t *testing.T) {
 	var states []struct{ At, Stream, IP, State, Evidence string }
 	if err := json.Unmarshal(tl.Addresses, &states); err != nil {
 		t.Fatal(err)
+	}
+	for i, s := range states {
+		lane := s.Stream + " " + s.IP
+		last := i+1 == len(states) || states[i+1].Stream+" "+states[i+1].IP != lane
+		if i > 0 && !last && states[i-1].Stream+" "+states[i-1].IP == lane && states[i-1].State == s.State {
+			t.Errorf("%s at %s: %s again", lane, s.At, s.State)
+		}
+	}
+	// the chart ends at the last observation (the last snapshot), not at the last change (06:00:05)
+	if end := slices.MaxFunc(states, func(a, b struct{ At, Stream, IP, State, Evidence string }) int {
+		return strings.Compare(a.At, b.At)
+	}).At; end != "2026-11-21T06:00:11.000Z" {
+		t.Errorf("the last address state is at %s, want the last observation, 2026-11-21T06:00:11.000Z", end)
 	}
 	rep, err := Run(ctx, db, builtin(t), Options{})
 	if err != nil {

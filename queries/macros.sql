@@ -54,12 +54,13 @@ LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_f
 -- combined state (the latest observation of each of its Endpoints and EndpointSlices taken together),
 -- with the point's time (ts), order (pt) and evidence (source_file, seq, source_line). A plain
 -- snapshot file is one point of all the objects in it; an audit write or a watch event is one point.
--- dense gives every address ever seen at every point of its Service (the timeline's chart of one Service):
--- addresses × points, hundreds of millions of rows for a Service of 1,000 pods rolled 20 times. dense := false
--- (endpoint-flapping) gives the same sequences with runs of absence cut to their first point: the points where
--- an address is present, the point after each of its runs (absent there, unless present), and one absent row at
--- the first point for an address never present at any (so that it still counts among the Service's addresses);
--- as many rows as the observations hold addresses. Both give the same changes of state at the same points.
+-- dense gives every address ever seen at every point of its Service: addresses × points, hundreds of millions of
+-- rows for a Service of 1,000 pods rolled 20 times. dense := false (endpoint-flapping, the timeline) gives the same
+-- sequences with runs of absence cut to their first point: the points where an address is present, the point after
+-- each of its runs (absent there, unless present), and one absent row at the first point for an address never
+-- present at any (so that it still counts among the Service's addresses); as many rows as the observations hold
+-- addresses. Both give the same changes of state at the same points, but for an address's absence before it first
+-- appears, which only dense shows.
 CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true) AS TABLE
 WITH
 r0 AS (
