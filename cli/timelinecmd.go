@@ -28,8 +28,9 @@ func runTimeline(ctx context.Context, e *env, args []string) error {
 			"findings that name it. KIND is endpoints, endpointslice, service, pod, configmap or lease;\n"+
 			"for a Service the addresses of its Endpoints and EndpointSlices are included.\n"+
 			"-o html writes one self-contained page with a chart: for Endpoints, EndpointSlices and\n"+
-			"Services a swimlane per address of its Service (ready, notReady, terminating, absent: the\n"+
-			"states endpoint-flapping follows), for other kinds who did what over time.\n"+
+			"Services a swimlane per address of its Service from where it first shows (ready, notReady,\n"+
+			"terminating, absent: the states endpoint-flapping follows; past 40 addresses the 40 that\n"+
+			"changed most), for other kinds who did what over time.\n"+
 			"An object seen in several clusters needs --cluster.\n\n"+
 			"Example: kubesift timeline endpoints/shop/cart")
 	c.addDB(fs, e, "database file to read")
