@@ -15,8 +15,7 @@ import (
 
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// Most memory is DuckDB's (--memory-limit); keep the Go heap's garbage from adding to it.
-		debug.SetMemoryLimit(256 << 20)
+		debug.SetMemoryLimit(cli.GoMemoryLimit)
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

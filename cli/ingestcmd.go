@@ -92,6 +92,6 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	results, err := ingest.New(db, opt).Ingest(ctx, inputs)
+	results, err := e.ingestFiles(ctx, db, opt, inputs)
 	return loadStatus(results, err, f.strict)
 }

@@ -67,7 +67,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 
-	results, ingestErr := ingest.New(db, opt).Ingest(ctx, inputs)
+	results, ingestErr := e.ingestFiles(ctx, db, opt, inputs)
 	ingested := time.Now()
 	pruned, counts, err := pruneAndCount(ctx, e.logWriter(quiet), db, retain, started)
 	if err != nil {

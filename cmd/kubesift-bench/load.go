@@ -119,10 +119,6 @@ func runBaseline(ctx context.Context, settings, memoryLimit, name, dbPath, path 
 func timeChild(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stderr = os.Stderr
-	cmd.Env = os.Environ()
-	if os.Getenv("GOMEMLIMIT") == "" {
-		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+childMemoryLimit)
-	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err

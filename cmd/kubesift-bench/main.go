@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,11 +40,11 @@ const kubesiftArg = "kubesift"
 // baseline SETTINGS MEMORY-LIMIT STATEMENT DB INPUT (STATEMENT names one of baselineStatements).
 const baselineArg = "baseline"
 
-// childMemoryLimit is the Go heap limit kubesift's main sets when GOMEMLIMIT is unset; the
-// measured child gets the same through GOMEMLIMIT.
-const childMemoryLimit = "256MiB"
-
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// as kubesift's main: the measured loads run with the Go heap limits of kubesift itself
+		debug.SetMemoryLimit(cli.GoMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == kubesiftArg {

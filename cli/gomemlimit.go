@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/store"
+)
+
+// GoMemoryLimit is the soft limit of the Go heap that main sets when $GOMEMLIMIT is unset: most
+// of kubesift's memory is DuckDB's (--memory-limit), and the Go heap's garbage should not add to it.
+const GoMemoryLimit = 256 << 20
+
+// loadingGoMemoryLimit is the Go heap's soft limit while files load, when $GOMEMLIMIT is unset.
+// The load's live Go heap is 110-135 MiB (its pipeline holds a few batches at a time); under
+// GoMemoryLimit its garbage added about 270 MiB to the peak RSS of a 4 GB load of the samples
+// mix (1,436-1,494 MiB against 1,181-1,210 MiB), at the same time and CPU (BENCHMARKS.md).
+const loadingGoMemoryLimit = 160 << 20
+
+// ingestFiles loads inputs into db with the Go heap held to loadingGoMemoryLimit (unless
+// $GOMEMLIMIT says otherwise), and gives the limit back after.
+func (e *env) ingestFiles(ctx context.Context, db *store.DB, opt ingest.Options, inputs []ingest.Input) ([]ingest.FileResult, error) {
+	if e.getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(loadingGoMemoryLimit))
+	}
+	return ingest.New(db, opt).Ingest(ctx, inputs)
+}
