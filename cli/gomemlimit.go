@@ -14,15 +14,20 @@ const GoMemoryLimit = 256 << 20
 
 // loadingGoMemoryLimit is the Go heap's soft limit while files load, when $GOMEMLIMIT is unset.
 // The load's live Go heap is 110-135 MiB (its pipeline holds a few batches at a time); under
-// GoMemoryLimit its garbage added about 270 MiB to the peak RSS of a 4 GB load of the samples
-// mix (1,436-1,494 MiB against 1,181-1,210 MiB), at the same time and CPU (BENCHMARKS.md).
+// GoMemoryLimit its garbage added to the peak RSS: a 4 GB load of the samples mix peaked at
+// 1,436-1,494 MiB against 1,181-1,210 MiB, in the same time, and 10 GB of it gzipped at
+// 1,402-1,470 MiB against 1,329-1,349 MiB, 3-11% faster (BENCHMARKS.md): the margin under
+// 1.5 GiB is worth that.
 const loadingGoMemoryLimit = 160 << 20
 
 // ingestFiles loads inputs into db with the Go heap held to loadingGoMemoryLimit (unless
-// $GOMEMLIMIT says otherwise), and gives the limit back after.
+// $GOMEMLIMIT or a lower limit says otherwise), and gives the limit back after.
 func (e *env) ingestFiles(ctx context.Context, db *store.DB, opt ingest.Options, inputs []ingest.Input) ([]ingest.FileResult, error) {
 	if e.getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(loadingGoMemoryLimit))
+		if limit := debug.SetMemoryLimit(-1); limit > loadingGoMemoryLimit {
+			debug.SetMemoryLimit(loadingGoMemoryLimit)
+			defer debug.SetMemoryLimit(limit)
+		}
 	}
 	return ingest.New(db, opt).Ingest(ctx, inputs)
 }
