@@ -11,7 +11,8 @@ import (
 // (times, int64, float64, bool, nil, nested JSON as text); an item that is not an object is
 // {"value": item}, evidence that is not a list is a list of one, null none; the first of
 // duplicate keys keeps its place and the last its value; escapes and invalid UTF-8 decode as
-// encoding/json decodes them.
+// encoding/json decodes them; malformed evidence is one item of its text, or what was read of
+// an object.
 func TestEvidenceItems(t *testing.T) {
 	at := time.Date(2026, 11, 21, 5, 59, 10, 321638000, time.UTC)
 	for _, tt := range []struct {
@@ -24,6 +25,8 @@ func TestEvidenceItems(t *testing.T) {
 		{`{"only": "one"}`, `[[only] map[only:one]]`},
 		{`"text"`, `[[value] map[value:text]]`},
 		{`null`, ``},
+		{`[{"a":1},`, `[[value] map[value:[{"a":1},]]`},
+		{`{"a":1,`, `[[a] map[a:1]]`},
 		{`[]`, ``},
 		{`[{"esc":"a\u0026b\n\"q\"","bad":"` + "\xff" + `","neg":-2,"exp":1e3}]`, "[[esc bad neg exp] map[bad:\ufffd esc:a&b\n\"q\" exp:1000 neg:-2]]"},
 	} {
