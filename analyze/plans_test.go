@@ -105,8 +105,8 @@ func TestRulePlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	// An ASOF join of a few rows runs as a nested loop; plan as for a big database. Constants in
-	// the plan show in UTC.
+	// Plan ASOF joins as the sandbox does (store.Sandboxed: never as a nested loop, whatever the
+	// estimate). Constants in the plan show in UTC.
 	if _, err := conn.ExecContext(ctx, "SET asof_loop_join_threshold = 0; SET TimeZone = 'UTC'; "+queries.Macros()); err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,11 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// an ASOF join always plans as one, whatever DuckDB estimates (see lockDown)
+			var threshold int
+			if err := sb.QueryRowContext(ctx, "SELECT CAST(current_setting('asof_loop_join_threshold') AS INTEGER)").Scan(&threshold); err != nil || threshold != 0 {
+				t.Errorf("asof_loop_join_threshold = %d (%v), want 0", threshold, err)
+			}
 			before := snapshotDir(t, dir)
 			for _, q := range escapes {
 				q = strings.NewReplacer("DB", path, "DIR", dir).Replace(q)
