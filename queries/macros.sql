@@ -63,8 +63,13 @@ LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_f
 -- appears, which only dense shows.
 CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true) AS TABLE
 WITH
+-- the observations that may fall in the window: a plain snapshot's or an audit write's time is its capture time, so
+-- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
+-- its own observations, not all of them); a watch file's times come from the events before in the file, so its
+-- observations are all read
 r0 AS (
     SELECT * FROM ks_endpoint_observations()
+    WHERE is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until))
 ),
 -- one row per observation of an object
 obs0 AS (
