@@ -17,21 +17,27 @@ bare_writes AS (
       AND a.request_object IS NULL AND a.response_object IS NULL
       AND NOT list_contains(ks_usernames($endpoints_controller_usernames), a.username)
 ),
+-- the objects whose annotation the window shows (a write with a body, or a snapshot of an annotation lock), which
+-- election-lock-churn judges instead: what it reads of them is the window's, so this is too (an object whose body was
+-- logged only before the window is no finding of that rule there, and its cadence is judged here); and a window's
+-- findings do not depend on how much history the database holds, nor does their cost
 readable AS (
-    SELECT DISTINCT resource, namespace, name
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, resource, namespace, name
     FROM audit_events
     WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = ''
       AND (request_object IS NOT NULL OR response_object IS NOT NULL)
-      AND stage_at <= ks_window_end($until)
+      AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
     UNION
-    SELECT DISTINCT CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END, namespace, name
+    SELECT DISTINCT coalesce(cluster, ''), CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END, namespace, name
     FROM leader_locks
     WHERE lock_type = 'annotation'
+      AND captured_at >= ks_window_start($since) AND captured_at <= ks_window_end($until)
 ),
+-- the Services known up to the window's end (whenever they were seen: a Service outlives the window it was created in)
 services_seen AS (
-    SELECT DISTINCT namespace, name FROM services
+    SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
     UNION
-    SELECT DISTINCT namespace, name FROM audit_events
+    SELECT DISTINCT coalesce(cluster, ''), namespace, name FROM audit_events
     WHERE resource = 'services' AND coalesce(api_group, '') = '' AND name IS NOT NULL AND code BETWEEN 200 AND 299
       AND stage_at <= ks_window_end($until)
 ),
@@ -40,8 +46,9 @@ gaps AS (
            epoch(w.ts - lag(w.ts) OVER (PARTITION BY w.cluster, w.resource, w.namespace, w.name, w.username
                                         ORDER BY w.ts, w.audit_id)) AS gap_s
     FROM bare_writes w
-    WHERE NOT EXISTS (SELECT 1 FROM readable r WHERE r.resource = w.resource AND r.namespace = w.namespace AND r.name = w.name)
-      AND NOT EXISTS (SELECT 1 FROM services_seen s WHERE s.namespace = w.namespace AND s.name = w.name)
+    WHERE NOT EXISTS (SELECT 1 FROM readable r
+                      WHERE r.cluster = w.cluster AND r.resource = w.resource AND r.namespace = w.namespace AND r.name = w.name)
+      AND NOT EXISTS (SELECT 1 FROM services_seen s WHERE s.cluster = w.cluster AND s.namespace = w.namespace AND s.name = w.name)
 ),
 writers AS (
     SELECT cluster, resource, namespace, name, username,
