@@ -297,7 +297,9 @@ repeat_buckets AS (
 ),
 -- each write under the scopes of the watches it is delivered to (its namespace or all, its name or all), unnested
 -- in the select list (no lateral join), and only the writes in a minute where a watch of their resource waits for
--- proof (none at all when no watch repeats its version)
+-- proof: joined to those minutes made distinct, so that DuckDB builds its hash table on them, not on the millions of
+-- writes (a semi join built it on the writes: 7 of the rule's 55 s on the real recordings at 10M events), and stops
+-- reading the writes at once when no watch repeats its version (an empty build side)
 write_keys AS (
     SELECT x.cluster, x.apiserver, x.audit_id, x.verb, x.api_group, x.resource, x.namespace, x.name, x.at,
            greatest(TRY_CAST(x.object_rv AS BIGINT), ks_response_rv(x.response_object)) AS rv_seen,
@@ -305,11 +307,8 @@ write_keys AS (
            unnest(list_distinct([{'ns': x.namespace, 'name': x.name}, {'ns': x.namespace, 'name': ''},
                                  {'ns': '', 'name': x.name}, {'ns': '', 'name': ''}])) AS scope
     FROM writes x
-    SEMI JOIN repeat_buckets b
+    JOIN (SELECT DISTINCT cluster, api_group, resource, bucket FROM repeat_buckets) b
       ON b.cluster = x.cluster AND b.api_group = x.api_group AND b.resource = x.resource AND b.bucket = epoch_ms(x.at) // 60000
-    -- DuckDB builds the semi join's hash table on the writes (it expects fewer of them than of buckets): the bounds of
-    -- all the buckets leave none to build when no watch repeats its version
-    WHERE x.at >= (SELECT min(lo) FROM repeat_buckets) AND x.at <= (SELECT max(hi) FROM repeat_buckets)
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
