@@ -358,8 +358,8 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	return out, nil
 }
 
-// stage keeps r's stages as their temporary tables (see rules.Stage), in order, with the rule's
-// args; drop removes those made (also when a later one failed).
+// stage keeps r's stages as their tables (see rules.Stage), in order, with the rule's args, then
+// compresses them; drop removes those made (also when a later one failed).
 func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (drop func() error, err error) {
 	var made []string
 	drop = func() error {
@@ -373,6 +373,11 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (
 		made = append(made, s.Table)
 		if err := conn.Stage(ctx, s.Table, s.SQL, args...); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
+		}
+	}
+	if len(made) > 0 {
+		if err := conn.CompressStages(ctx); err != nil {
+			return drop, fmt.Errorf("compressing the stages: %w", err)
 		}
 	}
 	return drop, nil
@@ -411,7 +416,7 @@ func pieceArgs(r rules.Rule, args []any, piece, pieces int64) []any {
 }
 
 // runPiece runs r's query once with args and reads its findings, keeping their evidence in spill.
-// The query's rows are kept as the temporary table rules.FindingsStage and read from it with
+// The query's rows are kept as the stage table rules.FindingsStage and read from it with
 // the evidence as JSON text: the driver would decode a JSON column into Go maps (keys sorted,
 // numbers as float64, invalid JSON as nil), which the report then encoded again.
 func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template, params map[string]any) (_ []Finding, err error) {

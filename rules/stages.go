@@ -10,18 +10,19 @@ import (
 // the loaded tables.
 const StageTablePrefix = "stage_"
 
-// FindingsStage is the temporary table that holds a rule's rows while they are read (a piece's,
+// FindingsStage is the stage table that holds a rule's rows while they are read (a piece's,
 // for a rule that runs in pieces); no stage of a rule may take its name.
 const FindingsStage = StageTablePrefix + "findings"
 
 var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$`)
 
 // Stage is a part of a rule's input selected once per analysis, before the rule's pieces run:
-// the query stages/<Query>.sql (beside the rule's query) is kept as the temporary table Table,
-// which the rule's query reads instead of the loaded tables, and which is dropped once the rule
-// has run. A rule that runs in pieces stages the narrow rows it needs of the big tables, so that
-// each piece reads those instead of scanning every audit event again. A stage may use the rule's
-// params, the window and the lookback, never the piece, and may read the stages before it.
+// the query stages/<Query>.sql (beside the rule's query) is kept as the table Table in the
+// sandbox's own memory (compressed once all the rule's stages are made), which the rule's query
+// reads instead of the loaded tables, and which is dropped once the rule has run. A rule that
+// runs in pieces stages the narrow rows it needs of the big tables, so that each piece reads those
+// instead of scanning every audit event again. A stage may use the rule's params, the window and
+// the lookback, never the piece, and may read the stages before it.
 type Stage struct {
 	Table string `yaml:"table"`
 	Query string `yaml:"query"`

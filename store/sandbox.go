@@ -45,6 +45,9 @@ var lockDown = []string{
 	// when the estimate is wrong (endpoint-flapping's, behind a filter on an OR: 6,110 rows, 0.45 s
 	// instead of 0.02 s); the rules' plans are checked with the same setting (analyze/plans_test.go).
 	"SET asof_loop_join_threshold = 0",
+	// where Stage keeps stage tables: an in-memory database of the sandbox's own, whose tables
+	// CompressStages compresses (a temporary table is never compressed)
+	"ATTACH ':memory:' AS " + stageCatalog + " (COMPRESS)",
 	"SET allow_community_extensions = false",
 	"SET autoload_known_extensions = false",
 	"SET autoinstall_known_extensions = false",
@@ -229,13 +232,18 @@ func (s *Sandbox) Define(ctx context.Context, statements string) error {
 	return err
 }
 
-// stageTable is the form of a temporary table that Stage makes (rules.StageTablePrefix).
+// stageTable is the form of the name of a table that Stage makes (rules.StageTablePrefix).
 var stageTable = regexp.MustCompile(`^stage_[a-z0-9_]+$`)
 
-// Stage keeps the rows of query, which must pass Check, as the temporary table name (stage_…),
-// replacing any table of that name: a rule's stage (see rules.Stage), read by the queries run
-// after it on this connection until DropStage. The table lives in the sandbox's own memory and
-// spills to its private directory, never in the database.
+// stageCatalog is the sandbox's own in-memory database, attached (with compression) when the
+// sandbox is made, that holds the stage tables.
+const stageCatalog = "kubesift_stages"
+
+// Stage keeps the rows of query, which must pass Check, as the table name (stage_…), replacing
+// any table of that name: a rule's stage (see rules.Stage), read by the queries run after it on
+// this connection until DropStage. The table lives in the sandbox's own in-memory database
+// (stageCatalog: it spills to the sandbox's private directory, never to the database), under a
+// temporary view of its name, through which the queries read it.
 func (s *Sandbox) Stage(ctx context.Context, name, query string, args ...any) error {
 	if err := checkStageName(name); err != nil {
 		return err
@@ -244,16 +252,31 @@ func (s *Sandbox) Stage(ctx context.Context, name, query string, args ...any) er
 		return err
 	}
 	// query is one SELECT (Check), so it can only be the body of the CREATE
-	_, err := s.conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+name+" AS "+query+"\n", args...)
+	if _, err := s.conn.ExecContext(ctx, "CREATE OR REPLACE TABLE "+stageCatalog+".main."+name+" AS "+query+"\n", args...); err != nil {
+		return err
+	}
+	_, err := s.conn.ExecContext(ctx, "CREATE OR REPLACE TEMP VIEW "+name+" AS SELECT * FROM "+stageCatalog+".main."+name)
 	return err
 }
 
-// DropStage drops the temporary table name that Stage made.
+// CompressStages compresses the stage tables made so far, as DuckDB compresses a database file
+// (dictionaries, FSST, bit packing): they are then read many times by a rule that runs in
+// pieces. election-lock-churn's stages at 10M events take 61 MiB instead of 630 MiB (of which
+// 120 MiB spilled), for 2 s.
+func (s *Sandbox) CompressStages(ctx context.Context) error {
+	_, err := s.conn.ExecContext(ctx, "CHECKPOINT "+stageCatalog)
+	return err
+}
+
+// DropStage drops the table name that Stage made.
 func (s *Sandbox) DropStage(ctx context.Context, name string) error {
 	if err := checkStageName(name); err != nil {
 		return err
 	}
-	_, err := s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp."+name)
+	if _, err := s.conn.ExecContext(ctx, "DROP VIEW IF EXISTS temp."+name); err != nil {
+		return err
+	}
+	_, err := s.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+stageCatalog+".main."+name)
 	return err
 }
 

@@ -40,6 +40,9 @@ var escapes = []string{
 	"LOAD httpfs",
 	"CALL checkpoint()",
 	"CHECKPOINT",
+	"CHECKPOINT kubesift_stages",
+	"CREATE TABLE kubesift_stages.main.x AS SELECT 1",
+	"DETACH kubesift_stages",
 	"PRAGMA enable_profiling",
 	"EXPLAIN ANALYZE COPY runs TO 'DIR/explained.csv'",
 	"BEGIN TRANSACTION",
@@ -131,11 +134,40 @@ func TestSandboxRefusesWritesAndFiles(t *testing.T) {
 			if err := sb.QueryRowContext(ctx, "SELECT f FROM stage_runs").Scan(&files); err != nil || files != 42 {
 				t.Errorf("the staged table: %d, %v", files, err)
 			}
-			if err := sb.DropStage(ctx, "stage_runs"); err != nil {
+			// CompressStages compresses what is staged (a stage of 100,000 rows of five distinct strings
+			// is stored with a dictionary, not as 100,000 strings), and leaves it readable
+			if err := sb.Stage(ctx, "stage_big", "SELECT 'node-' || (i % 5) AS node FROM range(100000) r(i)"); err != nil {
 				t.Fatal(err)
 			}
-			if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM stage_runs").Scan(&files); err == nil {
-				t.Error("the staged table outlives DropStage")
+			compressed := func() (n int) {
+				if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM pragma_storage_info('kubesift_stages.main.stage_big') WHERE column_name = 'node' AND segment_type = 'VARCHAR' AND compression <> 'Uncompressed'").Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if n := compressed(); n != 0 {
+				t.Errorf("%d compressed segments before CompressStages", n)
+			}
+			if err := sb.CompressStages(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := compressed(); n == 0 {
+				t.Error("no compressed segment after CompressStages")
+			}
+			var nodes int
+			if err := sb.QueryRowContext(ctx, "SELECT count(DISTINCT node) FROM stage_big").Scan(&nodes); err != nil || nodes != 5 {
+				t.Errorf("the compressed stage: %d nodes, %v", nodes, err)
+			}
+			for _, name := range []string{"stage_runs", "stage_big"} {
+				if err := sb.DropStage(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+				if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM "+name).Scan(&files); err == nil {
+					t.Errorf("the staged table %s outlives DropStage", name)
+				}
+				if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM kubesift_stages.main."+name).Scan(&files); err == nil {
+					t.Errorf("the table behind %s outlives DropStage", name)
+				}
 			}
 			// COPY of a single SELECT into the sandbox's own directory, handed on; never anything else
 			for _, q := range escapes {
