@@ -347,6 +347,14 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 			return nil, err
 		}
 	}
+	// Stages that make more than one piece are large beside the memory limit (the pieces are sized
+	// by it), and every piece reads them: compressed, they leave that memory to the pieces. A rule
+	// in one piece (a short window) reads them once, and would only pay for the compression.
+	if pieces > 1 && len(r.Stages) > 0 {
+		if err := conn.CompressStages(ctx); err != nil {
+			return nil, fmt.Errorf("compressing the stages: %w", err)
+		}
+	}
 	var out []Finding
 	for piece := range pieces {
 		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
@@ -358,8 +366,8 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	return out, nil
 }
 
-// stage keeps r's stages as their tables (see rules.Stage), in order, with the rule's args, then
-// compresses them; drop removes those made (also when a later one failed).
+// stage keeps r's stages as their tables (see rules.Stage), in order, with the rule's args; drop
+// removes those made (also when a later one failed).
 func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (drop func() error, err error) {
 	var made []string
 	drop = func() error {
@@ -373,11 +381,6 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (
 		made = append(made, s.Table)
 		if err := conn.Stage(ctx, s.Table, s.SQL, args...); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
-		}
-	}
-	if len(made) > 0 {
-		if err := conn.CompressStages(ctx); err != nil {
-			return drop, fmt.Errorf("compressing the stages: %w", err)
 		}
 	}
 	return drop, nil
