@@ -15,10 +15,12 @@
 -- those instead of scanning every audit event again.
 -- The rule runs in pieces ($piece of $pieces) of about equal shares of the lock-capable writes and snapshots
 -- (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their rows, and the
--- objects (cluster, namespace, name) of a namespace that spans several pieces are spread over them by a hash of their
--- name (ks_object_in_piece). A piece reads the writes, snapshots and Services of its objects, and meets the watches of
--- its reported locks in a hash join. So a piece holds its share of the locks however they are spread over namespaces
--- (one namespace or many), yet a small namespace stays in one piece; its memory stays that of a small input however
+-- objects (cluster, namespace, name) of a namespace are placed in its range by a hash of their name (ks_object_in_piece),
+-- so that each piece gets its share of every namespace it meets (when a namespace was split evenly over the pieces it
+-- met, a piece could hold 1.6 shares: 1,957 locks instead of 1,024 at 10M events). A piece reads the writes, snapshots
+-- and Services of its objects, and meets the watches of its reported locks in a hash join. So a piece holds its share
+-- of the locks however they are spread over namespaces (one namespace or many), yet a small namespace stays in one or
+-- two pieces; its memory stays that of a small input however
 -- large the audit log grows (without pieces it ran out of memory at 4M events under the default limit; what bounds a
 -- piece is the evidence text of its reported locks, which an aggregate holds and never spills, and its locks' pairs
 -- with the watches: in pieces of whole namespaces hashed together, a piece could not be smaller than its namespaces, and
@@ -29,10 +31,11 @@
 WITH
 -- the pieces of each namespace (its rows: stage_lock_namespaces): the namespaces in order take the share
 -- [before, before + n) of all rows, which maps to pieces first .. first + span - 1 (at least one): a namespace larger
--- than a piece spans several, and a piece holds at most a piece's share of whole namespaces plus parts of the two
--- namespaces that straddle its bounds
+-- than a piece spans several, and a piece holds the whole namespaces within its share and, of the two that straddle
+-- its bounds, the objects whose place falls in it (ks_object_in_piece)
 ns_pieces AS MATERIALIZED (
-    SELECT cluster, namespace, first, greatest(CAST(ceil((before + n) * pieces / total) AS BIGINT) - first, 1) AS span
+    SELECT cluster, namespace, before, n, total, pieces, first,
+           greatest(CAST(ceil((before + n) * pieces / total) AS BIGINT) - first, 1) AS span
     FROM (SELECT *, CAST(floor(before * pieces / total) AS BIGINT) AS first
           FROM (SELECT cluster, namespace, CAST(n AS BIGINT) AS n, CAST($pieces AS BIGINT) AS pieces,
                        CAST(coalesce(sum(n) OVER (ORDER BY cluster, namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS before,
@@ -47,7 +50,7 @@ writes AS MATERIALIZED (
     FROM stage_lock_writes w
     JOIN (SELECT * FROM ns_pieces WHERE CAST($piece AS BIGINT) BETWEEN first AND first + span - 1) p
       ON p.cluster = w.cluster AND p.namespace = w.ns_key
-    WHERE ks_object_in_piece(w.cluster, w.namespace, w.name, p.first, p.span, $piece)
+    WHERE ks_object_in_piece(w.cluster, w.namespace, w.name, p.before, p.n, p.total, p.pieces, $piece)
 ),
 -- ---------------------------------------------------------------- annotation locks (Endpoints, ConfigMap)
 ann_raw AS (
@@ -74,7 +77,7 @@ snap_ann AS (
     FROM leader_locks l
     JOIN ns_pieces p ON p.cluster = coalesce(l.cluster, '') AND p.namespace = coalesce(l.namespace, '')
     WHERE l.source = 'snapshot' AND l.lock_type = 'annotation' AND l.kind IN ('Endpoints', 'ConfigMap')
-      AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.first, p.span, $piece)
+      AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.before, p.n, p.total, p.pieces, $piece)
       AND l.captured_at >= ks_window_start($since) AND l.captured_at <= ks_window_end($until)
 ),
 ann_locks AS (
@@ -271,11 +274,11 @@ shown_watchers AS (
 svc_seen AS (
     SELECT DISTINCT coalesce(s.cluster, '') AS cluster, s.namespace, s.name FROM services s
     JOIN ns_pieces p ON p.cluster = coalesce(s.cluster, '') AND p.namespace = coalesce(s.namespace, '')
-    WHERE NOT coalesce(s.deleted, false) AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
+    WHERE NOT coalesce(s.deleted, false) AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.before, p.n, p.total, p.pieces, $piece)
     UNION
     SELECT s.cluster, s.namespace, s.name FROM stage_audit_services s
     JOIN ns_pieces p ON p.cluster = s.cluster AND p.namespace = coalesce(s.namespace, '')
-    WHERE s.seen AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.first, p.span, $piece)
+    WHERE s.seen AND ks_object_in_piece(s.cluster, s.namespace, s.name, p.before, p.n, p.total, p.pieces, $piece)
 ),
 -- the clusters whose Services the evidence shows at all (else "no Service" cannot be told)
 svc_knowledge AS (
@@ -385,7 +388,7 @@ lease_obs AS (
            NULL, l.source_file, l.source_line, NULL, l.holder, l.transitions
     FROM leader_locks l
     JOIN ns_pieces p ON p.cluster = coalesce(l.cluster, '') AND p.namespace = coalesce(l.namespace, '')
-    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.first, p.span, $piece)
+    WHERE l.source = 'snapshot' AND l.kind = 'Lease' AND ks_object_in_piece(l.cluster, l.namespace, l.name, p.before, p.n, p.total, p.pieces, $piece)
       AND l.captured_at >= ks_lookback_start($lookback_since, $since) AND l.captured_at <= ks_window_end($until)
       AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.cluster = coalesce(l.cluster, '') AND w.resource = 'leases' AND w.has_body
                       AND w.namespace = l.namespace AND w.name = l.name)

@@ -14,13 +14,21 @@ CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-
 -- hash to its piece: no finding of such a rule spans two namespaces
 CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
     hash(coalesce(cluster, ''), coalesce(namespace, '')) % CAST(pieces AS UBIGINT) = CAST(piece AS UBIGINT);
--- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name)
--- of its piece when the objects of each namespace are spread over the pieces first .. first + span - 1 by a hash of
--- their name (span 1: the whole namespace in one piece; first 0 and span $pieces: a hash of the object alone), so
--- that a rule can split a large namespace and keep a small one in one piece (see queries/election-lock-churn.sql)
-CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, first, span, piece) AS
-    CAST(first AS UBIGINT) + hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) % CAST(span AS UBIGINT)
-        = CAST(piece AS UBIGINT);
+-- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name) of
+-- its piece, when the namespaces in order take consecutive shares of all the rows (total): a namespace's rows are
+-- [before, before + n), each of its objects stands at a point of that range set by a hash of its name, and the object
+-- is in the piece of that point (of pieces equal shares of total), kept within the pieces the namespace's range meets
+-- (floor(before * pieces / total) .. ceil((before + n) * pieces / total) - 1). So every piece gets its share of each
+-- namespace it meets: a namespace smaller than a piece stays in one or two pieces, a large one is spread over its
+-- range, and the pieces stay equal however the namespaces fall on their bounds (see queries/election-lock-churn.sql)
+CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, before, n, total, pieces, piece) AS
+    least(greatest(CAST(floor((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)
+                                  * (hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0))
+                              * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT),
+                   CAST(floor(CAST(before AS DOUBLE) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT)),
+          greatest(CAST(ceil((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT) - 1,
+                   CAST(floor(CAST(before AS DOUBLE) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT)))
+        = CAST(piece AS BIGINT);
 
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');

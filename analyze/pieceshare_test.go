@@ -1,0 +1,71 @@
+package analyze
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/queries"
+	"github.com/kubesift/kubesift/store"
+)
+
+// TestObjectsInPieceShareTheRows checks ks_object_in_piece (queries/macros.sql): with the
+// namespaces in order taking consecutive shares of the rows, every object is in exactly one
+// piece, within the pieces its namespace's range meets, and every piece gets about its share of
+// the rows however the namespaces fall on the pieces' bounds. 50 namespaces of 1,000 one-row
+// objects over 41 pieces: when a namespace that met two pieces was split evenly between them, a
+// piece could hold 1.6 shares.
+func TestObjectsInPieceShareTheRows(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, queries.Macros()); err != nil {
+		t.Fatal(err)
+	}
+	const pieces = 41
+	var objects, placed, rows, outside, minRows, maxRows int
+	err = conn.QueryRowContext(ctx, `
+		WITH objs AS (
+			SELECT 'ns-' || lpad(CAST(i // 1000 AS VARCHAR), 2, '0') AS namespace, 'obj-' || i AS name
+			FROM range(50000) r(i)
+		),
+		ns AS (
+			SELECT namespace, count(*) AS n,
+			       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+			       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
+			FROM objs GROUP BY namespace
+		),
+		placed AS (
+			SELECT o.namespace, o.name, p.piece,
+			       p.piece BETWEEN floor(ns.before * $1 / ns.total) AND ceil((ns.before + ns.n) * $1 / ns.total) - 1 AS inside
+			FROM objs o JOIN ns USING (namespace), range($1) p(piece)
+			WHERE ks_object_in_piece('', o.namespace, o.name, ns.before, ns.n, ns.total, $1, p.piece)
+		),
+		per_piece AS (
+			SELECT p.piece, count(x.name) AS rows FROM range($1) p(piece) LEFT JOIN placed x USING (piece) GROUP BY p.piece
+		)
+		SELECT (SELECT count(*) FROM objs), (SELECT count(DISTINCT (namespace, name)) FROM placed), (SELECT count(*) FROM placed),
+		       (SELECT count(*) FILTER (WHERE NOT inside) FROM placed), min(rows), max(rows)
+		FROM per_piece`, pieces).Scan(&objects, &placed, &rows, &outside, &minRows, &maxRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := objects / pieces // 1,219
+	if placed != objects || rows != objects {
+		t.Errorf("%d of %d objects are in a piece, %d times in all", placed, objects, rows)
+	}
+	if outside != 0 {
+		t.Errorf("%d objects in a piece their namespace's range does not meet", outside)
+	}
+	if minRows < share*8/10 || maxRows > share*12/10 {
+		t.Errorf("rows per piece from %d to %d, want within 20%% of %d", minRows, maxRows, share)
+	}
+}
