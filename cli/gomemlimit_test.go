@@ -66,3 +66,23 @@ func TestLoadHoldsTheGoHeap(t *testing.T) {
 		})
 	}
 }
+
+// TestSetGoMemoryLimit: GoMemoryLimit unless $GOMEMLIMIT is set, which is left to the runtime.
+func TestSetGoMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	for _, tt := range []struct {
+		gomemlimit string
+		want       int64
+	}{
+		{"", GoMemoryLimit},
+		{"1GiB", math.MaxInt64},
+	} {
+		t.Setenv("GOMEMLIMIT", tt.gomemlimit)
+		debug.SetMemoryLimit(math.MaxInt64)
+		SetGoMemoryLimit()
+		if got := debug.SetMemoryLimit(-1); got != tt.want {
+			t.Errorf("GOMEMLIMIT=%q: limit %d, want %d", tt.gomemlimit, got, tt.want)
+		}
+	}
+}

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,10 +40,7 @@ const kubesiftArg = "kubesift"
 const baselineArg = "baseline"
 
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// as kubesift's main: the measured loads run with the Go heap limits of kubesift itself
-		debug.SetMemoryLimit(cli.GoMemoryLimit)
-	}
+	cli.SetGoMemoryLimit() // the measured loads run with the Go heap limits of kubesift itself
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == kubesiftArg {
