@@ -22,12 +22,12 @@ CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
 -- namespace it meets: a namespace smaller than a piece stays in one or two pieces, a large one is spread over its
 -- range, and the pieces stay equal however the namespaces fall on their bounds (see queries/election-lock-churn.sql)
 CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, before, n, total, pieces, piece) AS
-    least(greatest(CAST(floor((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)
-                                  * (hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0))
-                              * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT),
-                   CAST(floor(CAST(before AS DOUBLE) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT)),
-          greatest(CAST(ceil((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT) - 1,
-                   CAST(floor(CAST(before AS DOUBLE) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT)))
+    -- the place is never before the range's start, so its piece never before the first; a place that rounds up to the
+    -- range's end (a hash near 2^64) would fall in the piece after the last, hence least()
+    least(CAST(floor((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)
+                         * (hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0))
+                     * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT),
+          CAST(ceil((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT) - 1)
         = CAST(piece AS BIGINT);
 
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
