@@ -722,7 +722,7 @@ func DecodeObject(body []byte, opt ObjectOptions, h Handler) error {
 	d.em = emitter{h: h, stats: &st}
 	var hd header
 	body = bytes.TrimSpace(body)
-	useBody := len(body) > 0 && json.Unmarshal(body, &hd) == nil
+	useBody := len(body) > 0 && unmarshal(body, &hd) == nil
 	kind := normalizeKind(opt.Kind)
 	if useBody && hd.Kind != "" && hd.Kind != kind && opt.Deleted {
 		useBody = false // e.g. a Status answering a delete
