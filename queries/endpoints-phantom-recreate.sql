@@ -91,7 +91,36 @@ cycles_raw AS (
       AND c.username <> d.username
     GROUP BY d.audit_id
 ),
--- what is known about each Service over time
+-- the window's snapshot observations of Endpoints, in order per object (for the snapshots-only path below, which
+-- needs the history of their Services too)
+snap_obs AS (
+    SELECT DISTINCT coalesce(e.cluster, '') AS cluster, e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
+    FROM endpoint_addresses e
+    WHERE e.source = 'snapshot' AND e.kind = 'Endpoints' AND e.uid IS NOT NULL
+      AND NOT coalesce(e.deleted, false)
+      AND e.captured_at >= ks_window_start($since) AND e.captured_at <= ks_window_end($until)
+),
+snap_seq AS (
+    SELECT o.*,
+           lag(o.uid) OVER w AS prev_uid,
+           lag(o.captured_at) OVER w AS prev_at,
+           lag(o.source_file) OVER w AS prev_file
+    FROM snap_obs o
+    WINDOW w AS (PARTITION BY o.cluster, o.namespace, o.name ORDER BY o.captured_at, o.source_file, o.object_seq)
+),
+-- the Services whose history a cycle or a snapshot uid change needs
+svc_needed AS (
+    SELECT DISTINCT d.cluster, d.namespace, d.service AS name
+    FROM cycles_raw r
+    JOIN dels d ON d.audit_id = r.delete_id
+    UNION
+    SELECT cluster, namespace, name
+    FROM snap_seq
+    WHERE prev_uid IS NOT NULL AND uid <> prev_uid
+),
+-- what is known about each of those Services over time. A Service's state is history, so its audit records are read
+-- from the start of the log; without any cycle or uid change (the common case) the semi join's build side is empty
+-- and the scan stops at once.
 svc_events AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.namespace, a.name,
            CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
@@ -99,6 +128,7 @@ svc_events AS (
            coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS uid,
            'audit ' || a.verb || ' ' || a.audit_id AS source
     FROM audit_events a
+    SEMI JOIN svc_needed n ON n.cluster = coalesce(a.cluster, '') AND n.namespace = a.namespace AND n.name = a.name
     WHERE a.resource = 'services' AND coalesce(a.api_group, '') = ''
       AND coalesce(a.subresource, '') IN ('', 'status')
       AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
@@ -213,21 +243,6 @@ findings AS (
 -- Endpoints whose uid changes between two consecutive snapshot observations while the Service seen just before and
 -- just after is the same object (same uid, not deleted, no Service delete/create known in between), and no audit
 -- delete/create of those Endpoints around that time (the audit path above reports those).
-snap_obs AS (
-    SELECT DISTINCT coalesce(e.cluster, '') AS cluster, e.namespace, e.name, e.uid, e.captured_at, e.source_file, e.object_seq
-    FROM endpoint_addresses e
-    WHERE e.source = 'snapshot' AND e.kind = 'Endpoints' AND e.uid IS NOT NULL
-      AND NOT coalesce(e.deleted, false)
-      AND e.captured_at >= ks_window_start($since) AND e.captured_at <= ks_window_end($until)
-),
-snap_seq AS (
-    SELECT o.*,
-           lag(o.uid) OVER w AS prev_uid,
-           lag(o.captured_at) OVER w AS prev_at,
-           lag(o.source_file) OVER w AS prev_file
-    FROM snap_obs o
-    WINDOW w AS (PARTITION BY o.cluster, o.namespace, o.name ORDER BY o.captured_at, o.source_file, o.object_seq)
-),
 snap_changes AS (
     SELECT c.*,
            (SELECT arg_max(e.uid, e.at) FROM svc_events e
