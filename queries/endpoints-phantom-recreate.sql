@@ -67,18 +67,24 @@ ep_keyed AS (
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
--- each create closes the latest delete of the same object that started before it completed
+-- each create closes the latest delete of the same object that started before it completed. An Endpoints keeps its
+-- name: an ASOF join finds that delete in one sorted pass, where pairing every create with every earlier delete of a
+-- name grows with the square of its history.
 create_of AS (
-    SELECT c.audit_id AS create_id, arg_max(d.audit_id, d.received_at) AS delete_id
+    SELECT c.audit_id AS create_id, d.audit_id AS delete_id
+    FROM (SELECT * FROM creates WHERE kind = 'Endpoints') c
+    ASOF JOIN (SELECT * FROM dels WHERE kind = 'Endpoints') d
+      ON d.cluster = c.cluster AND d.namespace = c.namespace AND d.obj_name = c.obj_name AND d.received_at <= c.stage_at
+    UNION ALL
+    SELECT c.audit_id, arg_max(d.audit_id, d.received_at)
     FROM creates c
     JOIN dels d
       ON d.cluster = c.cluster AND d.kind = c.kind AND d.namespace = c.namespace AND d.service = c.service
      AND d.received_at <= c.stage_at
-     -- an Endpoints is recreated under its name; a slice gets a new generated name, so the
-     -- recreated slice must hold some of the deleted one's addresses (a Service's other slices,
-     -- or a rebalancing of them, are not its recreation)
-     AND (d.obj_name = c.obj_name
-          OR (c.kind = 'EndpointSlice' AND len(list_intersect(d.addrs, c.addrs)) > 0))
+     -- a recreated slice gets a new generated name, so it must hold some of the deleted one's addresses (a
+     -- Service's other slices, or a rebalancing of them, are not its recreation)
+     AND (d.obj_name = c.obj_name OR len(list_intersect(d.addrs, c.addrs)) > 0)
+    WHERE c.kind = 'EndpointSlice'
     GROUP BY c.audit_id
 ),
 -- each delete takes its first create, if it came soon enough and from someone else
@@ -146,7 +152,7 @@ svc_events AS (
     FROM services s
     WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
 ),
-cycles AS (
+cycles_joined AS (
     SELECT d.cluster, d.kind, d.namespace, d.service,
            d.audit_id AS delete_id, d.obj_name AS deleted_name, d.obj_uid AS deleted_uid,
            d.username AS deleter, d.user_agent AS deleter_agent,
@@ -156,23 +162,30 @@ cycles AS (
            c.username AS creator, c.user_agent AS creator_agent,
            c.stage_at AS create_at, c.code AS create_code,
            c.source_file AS create_file, c.source_line AS create_line,
-           epoch_ms(c.stage_at) - epoch_ms(d.stage_at) AS recreate_ms,
-           (SELECT arg_max(e.what, e.at) FROM svc_events e
-             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_what,
-           (SELECT arg_max(e.uid, e.at) FROM svc_events e
-             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_uid,
-           (SELECT arg_max(e.source, e.at) FROM svc_events e
-             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at <= d.received_at) AS svc_last_source,
-           EXISTS (SELECT 1 FROM svc_events e
-                    WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service
-                      AND e.what IN ('delete', 'create')
-                      AND e.at > d.received_at AND e.at <= c.stage_at) AS svc_changed,
-           -- uid of the Service seen after the recreate (the same one when it existed throughout)
-           (SELECT arg_min(e.uid, e.at) FROM svc_events e
-             WHERE e.cluster = d.cluster AND e.namespace = d.namespace AND e.name = d.service AND e.at > c.stage_at AND e.uid IS NOT NULL) AS svc_next_uid
+           epoch_ms(c.stage_at) - epoch_ms(d.stage_at) AS recreate_ms
     FROM cycles_raw r
     JOIN dels d ON d.audit_id = r.delete_id
     JOIN creates c ON c.audit_id = r.create_id
+),
+-- what was known about the Service: each cycle meets the Service's records by ASOF joins, one sorted pass each
+-- instead of every record of the Service paired with every cycle
+cycles AS (
+    SELECT y.*,
+           -- the latest record at the delete, and the latest with a uid
+           l.what AS svc_last_what, l.source AS svc_last_source, lu.uid AS svc_last_uid,
+           -- a Service delete or create between the delete and the recreate
+           coalesce(ch.at > y.delete_received, false) AS svc_changed,
+           -- uid of the Service seen after the recreate (the same one when it existed throughout)
+           nx.uid AS svc_next_uid
+    FROM cycles_joined y
+    ASOF LEFT JOIN svc_events l
+      ON l.cluster = y.cluster AND l.namespace = y.namespace AND l.name = y.service AND l.at <= y.delete_received
+    ASOF LEFT JOIN (SELECT * FROM svc_events WHERE uid IS NOT NULL) lu
+      ON lu.cluster = y.cluster AND lu.namespace = y.namespace AND lu.name = y.service AND lu.at <= y.delete_received
+    ASOF LEFT JOIN (SELECT * FROM svc_events WHERE what IN ('delete', 'create')) ch
+      ON ch.cluster = y.cluster AND ch.namespace = y.namespace AND ch.name = y.service AND ch.at <= y.create_at
+    ASOF LEFT JOIN (SELECT * FROM svc_events WHERE uid IS NOT NULL) nx
+      ON nx.cluster = y.cluster AND nx.namespace = y.namespace AND nx.name = y.service AND nx.at > y.create_at
 ),
 phantoms AS (
     SELECT c.*,
