@@ -232,3 +232,61 @@ func TestDatasetDays(t *testing.T) {
 		t.Fatalf("days %+v, want %+v", days, want)
 	}
 }
+
+// TestDatasetBackfillsColumnsOlderFilesLack: a column with a Backfill that an older kubesift's
+// files lack reads as its Backfill, as in an upgraded database: from every row of a dataset
+// written before it, and from the older files' rows of a dataset written partly after it, while
+// the newer files' rows keep what they hold.
+func TestDatasetBackfillsColumnsOlderFilesLack(t *testing.T) {
+	ctx := context.Background()
+	withBody := datasetEvents
+	withBody.Columns = append(slices.Clone(datasetEvents.Columns), Column{Name: "has_body", Type: "BOOLEAN", Doc: "", Backfill: "request_object IS NOT NULL"})
+	newer := NewSchema(withBody, datasetLimits)
+	dir := t.TempDir()
+	// 2026-11-21 exported by the older kubesift: of the unknown cluster's events, id-1 without a body and
+	// id-3 with one
+	old := datasetDB(t)
+	if _, err := old.ExecContext(ctx, "UPDATE audit_events SET request_object = NULL WHERE audit_id IN ('id-0', 'id-1')"); err != nil {
+		t.Fatal(err)
+	}
+	day1 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	if _, err := old.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), &day1, &day1); err != nil {
+		t.Fatal(err)
+	}
+	view := func() (n, withBodies, wrong int64) {
+		ds, err := OpenDataset(ctx, dir, newer, "", nil, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ds.Close()
+		err = ds.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE has_body),
+			count(*) FILTER (WHERE has_body IS DISTINCT FROM (request_object IS NOT NULL AND audit_id <> 'id-5')) FROM audit_events`).Scan(&n, &withBodies, &wrong)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, withBodies, wrong
+	}
+	if n, withBodies, wrong := view(); n != 2 || withBodies != 1 || wrong != 0 {
+		t.Errorf("a dataset of the older kubesift: %d events (cluster \"\"), %d with a body, %d wrong; want 2, 1, 0", n, withBodies, wrong)
+	}
+	// 2026-11-22 exported by the newer one (id-4 to id-9, all with a body), id-5 saying it has none:
+	// the stored value stands
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), newer, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO audit_events (audit_id, stage, verb, cluster, stage_at, request_object, has_body)
+		SELECT 'id-' || i, 'ResponseComplete', 'get', '', TIMESTAMPTZ '2026-11-21 20:00:00+00' + i * INTERVAL 1 hour, '{"kind":"Pod"}', i <> 5
+		FROM range(4, 10) r(i)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day2 := day1.AddDate(0, 0, 1)
+	if _, err := db.ExportDataset(ctx, dir, newer.DatasetTables(), &day2, &day2); err != nil {
+		t.Fatal(err)
+	}
+	if n, withBodies, wrong := view(); n != 8 || withBodies != 6 || wrong != 0 {
+		t.Errorf("a dataset of both: %d events (cluster \"\"), %d with a body, %d wrong; want 8, 6, 0", n, withBodies, wrong)
+	}
+}
