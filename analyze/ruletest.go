@@ -137,32 +137,22 @@ func MatchFinding(f Finding) (rules.Finding, error) {
 }
 
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go
-// through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column). A column
-// the row leaves out that has a Backfill (e.g. audit_events.has_body, from the bodies) gets it, as
-// in a database an older kubesift wrote; the others stay NULL.
+// through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column).
 func insertRow(ctx context.Context, db *store.DB, table string, row map[string]any) error {
 	t, ok := db.Schema.Lookup(table)
 	if !ok {
 		return fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
-	for name := range row {
-		if !slices.ContainsFunc(t.Columns, func(c store.Column) bool { return c.Name == name }) {
+	var cols, exprs []string
+	var args []any
+	for _, name := range slices.Sorted(maps.Keys(row)) {
+		i := slices.IndexFunc(t.Columns, func(c store.Column) bool { return c.Name == name })
+		if i < 0 {
 			return fmt.Errorf("table %s has no column %q", table, name)
 		}
-	}
-	var values, backfills []string
-	var args []any
-	for _, c := range t.Columns {
-		v, given := row[c.Name]
-		if !given {
-			values = append(values, fmt.Sprintf(`CAST(NULL AS %s) AS "%s"`, c.Type, c.Name))
-			if c.Backfill != "" {
-				backfills = append(backfills, fmt.Sprintf(`%s AS "%s"`, c.Backfill, c.Name))
-			}
-			continue
-		}
-		name, typ := c.Name, c.Type
-		var expr string
+		typ := t.Columns[i].Type
+		v := row[name]
+		cols = append(cols, `"`+name+`"`)
 		switch v.(type) {
 		case []any, map[string]any:
 			b, err := json.Marshal(v)
@@ -171,21 +161,16 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 			}
 			v = string(b)
 			if typ == "JSON" {
-				expr = "CAST(? AS JSON)"
+				exprs = append(exprs, "CAST(? AS JSON)")
 			} else {
-				expr = "CAST(CAST(? AS JSON) AS " + typ + ")"
+				exprs = append(exprs, "CAST(CAST(? AS JSON) AS "+typ+")")
 			}
 		default:
-			expr = "CAST(? AS " + typ + ")"
+			exprs = append(exprs, "CAST(? AS "+typ+")")
 		}
-		values = append(values, fmt.Sprintf(`%s AS "%s"`, expr, name))
 		args = append(args, v)
 	}
-	query := "SELECT " + strings.Join(values, ", ")
-	if len(backfills) > 0 {
-		query = "SELECT * REPLACE (" + strings.Join(backfills, ", ") + ") FROM (" + query + ")"
-	}
-	_, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s BY NAME %s", table, query), args...)
+	_, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(exprs, ", ")), args...)
 	return err
 }
 

@@ -14,7 +14,7 @@ bare_writes AS (
       AND a.resource IN ('endpoints', 'configmaps') AND coalesce(a.api_group, '') = ''
       AND coalesce(a.subresource, '') = '' AND a.name IS NOT NULL
       AND a.verb IN ('update', 'patch') AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
-      AND NOT a.has_body
+      AND a.request_object IS NULL AND a.response_object IS NULL
       AND NOT list_contains(ks_usernames($endpoints_controller_usernames), a.username)
 ),
 -- the objects whose annotation the window shows (a write with a body, or a snapshot of an annotation lock), which
@@ -25,7 +25,7 @@ readable AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster, resource, namespace, name
     FROM audit_events
     WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = ''
-      AND has_body
+      AND (request_object IS NOT NULL OR response_object IS NOT NULL)
       AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
     UNION
     SELECT DISTINCT coalesce(cluster, ''), CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END, namespace, name

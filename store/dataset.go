@@ -281,10 +281,9 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	if err != nil {
 		return "", err
 	}
-	present, inEveryFile := map[string]bool{}, map[string]bool{}
+	present := map[string]bool{}
 	source := "(SELECT 1) WHERE false"
-	scanned := t.Evidence != "" && len(files) > 0
-	if scanned {
+	if t.Evidence != "" && len(files) > 0 {
 		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", quote(glob))
 		rows, err := db.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+scan+")")
 		if err != nil {
@@ -301,19 +300,6 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return "", err
 		}
-		// which backfilled columns every file has (union_by_name gives NULL for the files without)
-		for _, c := range t.Columns {
-			if c.Backfill == "" || !present[c.Name] {
-				continue
-			}
-			var without int
-			err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT file_name FROM parquet_schema(%s)
-				GROUP BY file_name HAVING NOT bool_or(name = %s))`, quote(glob), quote(c.Name))).Scan(&without)
-			if err != nil {
-				return "", err
-			}
-			inEveryFile[c.Name] = without == 0
-		}
 		conds := []string{"cluster = " + quote(cluster)}
 		if from != nil {
 			conds = append(conds, "date >= "+quote(from.UTC().Format(time.DateOnly))+"::DATE")
@@ -325,15 +311,9 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	}
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		// a column the files predate: its Backfill, as in an upgraded database, else NULL
-		value := "NULL"
-		switch {
-		case present[c.Name] && c.Backfill != "" && !inEveryFile[c.Name]:
-			value = fmt.Sprintf(`coalesce("%s", %s)`, c.Name, c.Backfill) // for the rows of the older files
-		case present[c.Name]:
+		value := "NULL" // a column the files predate
+		if present[c.Name] {
 			value = `"` + c.Name + `"`
-		case c.Backfill != "" && scanned:
-			value = c.Backfill
 		}
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}

@@ -51,7 +51,6 @@ SELECT
     CASE WHEN NOT sensitive THEN e.requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
-    NOT sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS has_body,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
     coalesce(nullif($cluster, ''), cluster) AS cluster,
     coalesce(nullif($apiserver, ''), nullif(apiserver, ''), $path_apiserver) AS apiserver,

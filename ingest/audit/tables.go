@@ -53,8 +53,6 @@ var auditEventsTable = store.Table{
 		{Name: "request_object", Type: "JSON", Doc: "requestObject body (Request and RequestResponse levels), NULL when redacted"},
 		{Name: "response_object", Type: "JSON", Doc: "responseObject body (RequestResponse level), NULL when redacted"},
 		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
-		{Name: "has_body", Type: "BOOLEAN", Doc: "true when request_object or response_object holds a body: what queries test instead of reading the bodies (a scan of this column costs a tenth of one of theirs)",
-			Backfill: "request_object IS NOT NULL OR response_object IS NOT NULL"},
 		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
 		{Name: "cluster", Type: "VARCHAR", Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
 		{Name: "apiserver", Type: "VARCHAR", Doc: "apiserver that logged the event: --apiserver, else the envelope's or path's (GKE/EKS log stream, must-gather <server>/<node>); \"\" when unknown"},
