@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -17,22 +18,10 @@ import (
 // piece could hold 1.6 shares.
 func TestObjectsInPieceShareTheRows(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, queries.Macros()); err != nil {
-		t.Fatal(err)
-	}
+	conn := macrosConn(t)
 	const pieces = 41
 	var objects, placed, rows, outside, minRows, maxRows int
-	err = conn.QueryRowContext(ctx, `
+	err := conn.QueryRowContext(ctx, `
 		WITH objs AS (
 			SELECT 'ns-' || lpad(CAST(i // 1000 AS VARCHAR), 2, '0') AS namespace, 'obj-' || i AS name
 			FROM range(50000) r(i)
@@ -68,4 +57,25 @@ func TestObjectsInPieceShareTheRows(t *testing.T) {
 	if minRows < share*8/10 || maxRows > share*12/10 {
 		t.Errorf("rows per piece from %d to %d, want within 20%% of %d", minRows, maxRows, share)
 	}
+}
+
+// macrosConn returns a connection to an empty in-memory database of kubesift's tables, with the
+// queries' macros and times shown in UTC.
+func macrosConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'; "+queries.Macros()); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

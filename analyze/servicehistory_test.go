@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubesift/kubesift/ingest"
-	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/rules"
-	"github.com/kubesift/kubesift/store"
 )
 
 // TestPhantomRecreateReadsServiceHistoryOnlyWhenNeeded: endpoints-phantom-recreate reads the
@@ -23,19 +20,7 @@ import (
 // knows its Service from the history before the window.
 func TestPhantomRecreateReadsServiceHistoryOnlyWhenNeeded(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'; "+queries.Macros()); err != nil {
-		t.Fatal(err)
-	}
+	conn := macrosConn(t)
 	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for _, insert := range []string{`
 		INSERT INTO audit_events BY NAME
