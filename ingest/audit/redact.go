@@ -166,11 +166,26 @@ func isSensitiveEvent(scan *memberScan) bool {
 	return false
 }
 
-// containsBearer is a quick look for the word bearer, as written in Authorization headers
-// (Bearer, bearer, BEARER). Searches for words starting with a rarer letter run at memory speed.
+// containsBearer is a quick look for the word bearer in any case, as bearerToken matches it: an
+// HTTP authentication scheme is case-insensitive (RFC 9110, section 11.1), so a client may
+// send "BeArEr". Each b or B is found at memory speed and compared with the word.
 func containsBearer(b []byte) bool {
-	return bytes.Contains(b, []byte("Bearer")) || bytes.Contains(b, []byte("bearer")) || bytes.Contains(b, []byte("BEARER"))
+	for _, first := range [...]byte{'b', 'B'} {
+		for i := 0; i < len(b); i++ {
+			j := bytes.IndexByte(b[i:], first)
+			if j < 0 {
+				break
+			}
+			i += j
+			if len(b)-i >= len(bearerWord) && bytes.EqualFold(b[i:i+len(bearerWord)], bearerWord) {
+				return true
+			}
+		}
+	}
+	return false
 }
+
+var bearerWord = []byte("bearer")
 
 // redactURI replaces the values of token parameters in the query of a request URI.
 func redactURI(uri string) (string, bool) {

@@ -21,6 +21,8 @@ func TestRedactEvent(t *testing.T) {
 			nil, nil},
 		{"token request message and odd patch", `{"objectRef":{"resource":"serviceaccounts","subresource":"token"},"annotations":{"patch.webhook.admission.k8s.io/round_1_index_2":"not json"},"responseStatus":{"message":"token: sekrit"}}`, true,
 			[]string{"sekrit", "not json"}, []string{"round_1_index_2\":\"[redacted sha256:"}},
+		{"bearer in mixed case", `{"annotations":{"x":"Authorization: BeArEr ab.cd"},"responseStatus":{"message":"bEARER zz9"}}`, true,
+			[]string{"ab.cd", "zz9"}, []string{"BeArEr [redacted sha256:", "bEARER [redacted sha256:"}},
 		{"not an object", `["bearer x"]`, false, nil, nil},
 	}
 	for _, tt := range tests {
@@ -57,6 +59,7 @@ func FuzzRedactEvent(f *testing.F) {
 		`{"objectRef":{"resource":"serviceaccounts","subresource":"token"},"responseStatus":{"message":"value s3cr3t","code":422}}`,
 		`{"objectRef":{"resource":"tokenreviews"},"responseStatus":{"message":"BEARER abc"}}`,
 		`{"responseStatus":{"message":"bad bearer x.y.z"}}`,
+		`{"annotations":{"a":"bEaReR q"}}`,
 		`{"objectRef":{"resource":"tokenreviews"},"requestURI":"/apis/authentication.k8s.io/v1/tokenreviews","annotations":{"a":"b"},"responseStatus":{"code":201}}`,
 		`{"objectRef":{"resource":"secrets"},"annotations":{"patch.webhook.admission.k8s.io\u002fround_0_index_0":"x"}}`,
 		`{"objectRef":{"resource":"secrets"},"responseStatus":{"message":"\u0073"}}`,
