@@ -116,7 +116,7 @@ snap_seq AS (
 ),
 -- the Services whose history a cycle or a snapshot uid change needs
 svc_needed AS (
-    SELECT DISTINCT d.cluster, d.namespace, d.service AS name
+    SELECT d.cluster, d.namespace, d.service AS name
     FROM cycles_raw r
     JOIN dels d ON d.audit_id = r.delete_id
     UNION
