@@ -441,56 +441,87 @@ func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r 
 		return nil, err
 	}
 	defer rows.Close()
+	// A row is read here, its summary written and its evidence checked and counted on every CPU
+	// (text/template and a pass over the evidence: 6 of 56 CPU-s in election-lock-churn's 48,932
+	// findings at 10M events), and its evidence kept in the rows' order.
 	var out []Finding
-	for rows.Next() {
-		var f Finding
-		var severity, cluster, namespace, name, subject, evidence sql.NullString
-		var first, last sql.NullTime
-		var count, facts any
-		if err := rows.Scan(&f.Rule, &severity, &cluster, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
-			return nil, err
+	err = inOrder(func() (findingRow, bool, error) {
+		if !rows.Next() {
+			return findingRow{}, false, rows.Err()
 		}
-		if f.Rule != r.ID {
-			return nil, fmt.Errorf("a row says rule %q", f.Rule)
-		}
-		if f.Severity, err = rules.ParseSeverity(severity.String); err != nil {
-			return nil, err
-		}
-		f.Cluster, f.Namespace, f.Name, f.Subject = cluster.String, namespace.String, name.String, subject.String
-		f.FirstSeen, f.LastSeen = first.Time.UTC(), last.Time.UTC()
-		switch c := count.(type) {
-		case int64:
-			f.Count = c
-		case int32:
-			f.Count = int64(c)
-		case *big.Int:
-			f.Count = c.Int64()
-		default:
-			return nil, fmt.Errorf("count is %T, want an integer", count)
-		}
-		factValues := map[string]any{}
-		switch v := facts.(type) {
-		case nil:
-		case map[string]any:
-			factValues = v
-		default:
-			return nil, fmt.Errorf("facts is %T, want a struct", facts)
-		}
+		row, err := scanFinding(rows, r.ID)
+		return row, err == nil, err
+	}, func(row findingRow) (findingRow, error) {
 		var summary strings.Builder
-		if err := tmpl.Execute(&summary, summaryData{f, factValues, params}); err != nil {
-			return nil, fmt.Errorf("summary of %s: %w", object(f), err)
+		if err := tmpl.Execute(&summary, summaryData{row.f, row.facts, params}); err != nil {
+			return row, fmt.Errorf("summary of %s: %w", object(row.f), err)
 		}
-		f.Summary = summary.String()
-		raw := json.RawMessage("[]")
-		if evidence.Valid {
-			raw = json.RawMessage(evidence.String)
+		row.f.Summary = summary.String()
+		var err error
+		row.items, err = countEvidence(row.raw)
+		return row, err
+	}, func(row findingRow) error {
+		ev, err := spill.add(row.raw, row.items)
+		if err != nil {
+			return err
 		}
-		if f.evidence, err = spill.add(raw); err != nil {
-			return nil, err
-		}
-		out = append(out, f)
+		row.f.evidence = ev
+		out = append(out, row.f)
+		return nil
+	})
+	return out, err
+}
+
+// findingRow is a row of a rule's findings as it is read: the finding without its summary, the
+// values of its facts, and its evidence as JSON with the number of its items.
+type findingRow struct {
+	f     Finding
+	facts map[string]any
+	raw   json.RawMessage
+	items int
+}
+
+// scanFinding reads the row rows is at, of rule ruleID's findings.
+func scanFinding(rows *sql.Rows, ruleID string) (findingRow, error) {
+	var f Finding
+	var severity, cluster, namespace, name, subject, evidence sql.NullString
+	var first, last sql.NullTime
+	var count, facts any
+	if err := rows.Scan(&f.Rule, &severity, &cluster, &namespace, &name, &subject, &first, &last, &count, &facts, &evidence); err != nil {
+		return findingRow{}, err
 	}
-	return out, rows.Err()
+	if f.Rule != ruleID {
+		return findingRow{}, fmt.Errorf("a row says rule %q", f.Rule)
+	}
+	var err error
+	if f.Severity, err = rules.ParseSeverity(severity.String); err != nil {
+		return findingRow{}, err
+	}
+	f.Cluster, f.Namespace, f.Name, f.Subject = cluster.String, namespace.String, name.String, subject.String
+	f.FirstSeen, f.LastSeen = first.Time.UTC(), last.Time.UTC()
+	switch c := count.(type) {
+	case int64:
+		f.Count = c
+	case int32:
+		f.Count = int64(c)
+	case *big.Int:
+		f.Count = c.Int64()
+	default:
+		return findingRow{}, fmt.Errorf("count is %T, want an integer", count)
+	}
+	factValues := map[string]any{}
+	switch v := facts.(type) {
+	case nil:
+	case map[string]any:
+		factValues = v
+	default:
+		return findingRow{}, fmt.Errorf("facts is %T, want a struct", facts)
+	}
+	raw := json.RawMessage("[]")
+	if evidence.Valid {
+		raw = json.RawMessage(evidence.String)
+	}
+	return findingRow{f: f, facts: factValues, raw: raw}, nil
 }
 
 // columns returns the names of the columns query returns.

@@ -27,8 +27,9 @@ type evidenceSpill struct {
 	flushing sync.Mutex
 }
 
-// add appends raw and returns where a finding finds it again.
-func (s *evidenceSpill) add(raw json.RawMessage) (evidence, error) {
+// add appends raw, a list of items items long (see countEvidence), and returns where a finding finds it
+// again.
+func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
 	if s.f == nil {
 		f, err := os.CreateTemp("", "kubesift-evidence-*")
 		if err != nil {
@@ -39,10 +40,6 @@ func (s *evidenceSpill) add(raw json.RawMessage) (evidence, error) {
 			return evidence{}, fmt.Errorf("unlinking the evidence file %s: %w", f.Name(), err)
 		}
 		s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
-	}
-	items, err := listItems(raw)
-	if err != nil {
-		return evidence{}, fmt.Errorf("evidence is not JSON (%w): %.80s", err, raw)
 	}
 	if _, err := s.w.Write(raw); err != nil {
 		return evidence{}, fmt.Errorf("keeping a finding's evidence in %s: %w", s.f.Name(), err)
@@ -110,6 +107,16 @@ func (f Finding) WithEvidence(raw json.RawMessage) Finding {
 
 // EvidenceCount returns the number of items in the evidence list (0 when it is not a list).
 func (f Finding) EvidenceCount() int { return f.evidence.items }
+
+// countEvidence checks that raw, the evidence of a finding, is JSON and returns the number of
+// its items.
+func countEvidence(raw json.RawMessage) (int, error) {
+	items, err := listItems(raw)
+	if err != nil {
+		return 0, fmt.Errorf("evidence is not JSON (%w): %.80s", err, raw)
+	}
+	return items, nil
+}
 
 // countItems returns the number of items of raw, a JSON list (0 for anything else).
 func countItems(raw json.RawMessage) int {
