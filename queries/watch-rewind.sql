@@ -138,7 +138,7 @@ reqs AS (
 ),
 -- a request's epoch: the number of epoch starts of its cluster before it. Only the requests of a cluster whose
 -- resourceVersions started over (usually none) go through the as-of join, which sorts all its input even when it
--- meets nothing; every other request is in epoch 0. Inlined (not materialized) into its two uses below.
+-- meets nothing; every other request is in epoch 0. Inlined (not materialized) into its one use below.
 reqs_epoch AS NOT MATERIALIZED (
     SELECT r.*, 0 AS epoch
     FROM reqs r
@@ -148,23 +148,20 @@ reqs_epoch AS NOT MATERIALIZED (
     FROM (SELECT * FROM reqs WHERE cluster IN (SELECT cluster FROM epoch_starts)) r
     ASOF LEFT JOIN epoch_starts e ON e.cluster = r.cluster AND r.recv >= e.t
 ),
--- the stream key as one number (for partitioning and joining: hashing the dozen strings of the key once, not in
--- every join and window)
-stream_ids AS (
-    SELECT k.*, row_number() OVER () AS stream
-    FROM (SELECT DISTINCT cluster, username, user_agent, client_ip, api_group, api_version, resource, namespace,
-                          obj_name, label_selector, field_selector, epoch
-          FROM reqs_epoch) k
-),
 -- from here on a request carries numbers and its stream, not the strings of its key: the windows, joins and
 -- materialized CTEs below move a few columns per watch; the strings are looked up in reqs (by cluster and audit
--- ID) where they are needed: for the watches that repeat their version, the findings and the evidence
+-- ID) where they are needed: for the watches that repeat their version, the findings and the evidence. The stream
+-- is the key as one number (the dozen strings compared once, not in every join and window), its rank among the
+-- keys: reqs_epoch is read once, where a DISTINCT of the keys joined back to the requests read it twice, with its
+-- as-of join (on the real recordings at 10M events, whose replicated clusters start 44,680 epochs, that join
+-- sorted 1.14M requests each time: 6.2 and 2.9 s)
 reqs_win AS (
-    SELECT r.cluster, r.audit_id, i.stream, r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
+    SELECT r.cluster, r.audit_id,
+           dense_rank() OVER (ORDER BY cluster, username, user_agent, client_ip, api_group, api_version, resource,
+                                       namespace, obj_name, label_selector, field_selector, epoch) AS stream,
+           r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
            (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs_epoch r
-    JOIN stream_ids i USING (cluster, username, user_agent, client_ip, api_group, api_version, resource, namespace,
-                              obj_name, label_selector, field_selector, epoch)
 ),
 watch_reqs AS (
     SELECT * FROM reqs_win WHERE verb = 'watch'
