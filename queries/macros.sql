@@ -115,6 +115,12 @@ points AS (
     FROM obs
     GROUP BY ALL
 ),
+-- the objects of each Service, numbered, so that the as-of join below partitions on one number, not on six strings
+-- (on 10M independent events 0.8-1.4 s of endpoint-flapping's 8.3-8.8 s)
+objs AS (
+    SELECT o.*, row_number() OVER () AS oid
+    FROM (SELECT DISTINCT cluster, stream, namespace, svc, kind, obj FROM obs) o
+),
 -- at each point, the latest observation of every object of the Service (Endpoints and all its
 -- EndpointSlices): the Service's combined state, so that an address moving between slices
 -- (rebalancing) or missing from a truncated Endpoints (1,000 addresses) is no removal. Each point
@@ -122,22 +128,21 @@ points AS (
 -- last in the file when one point observed it twice): linear in points × objects, where joining
 -- every earlier observation grew with the square of the observations of a Service.
 obs_last AS (
-    SELECT * FROM obs
-    QUALIFY row_number() OVER (PARTITION BY cluster, stream, namespace, svc, kind, obj, pt
-                               ORDER BY seq DESC, source_line DESC) = 1
+    SELECT b.oid, o.pt, o.source_file, o.seq, o.source_line, o.deleted
+    FROM obs o
+    JOIN objs b ON b.cluster = o.cluster AND b.stream = o.stream AND b.namespace = o.namespace AND b.svc = o.svc
+               AND b.kind = o.kind AND b.obj = o.obj
+    QUALIFY row_number() OVER (PARTITION BY b.oid, o.pt ORDER BY o.seq DESC, o.source_line DESC) = 1
 ),
 point_objs AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.oid
     FROM points p
-    JOIN (SELECT DISTINCT cluster, stream, namespace, svc, kind, obj FROM obs) o
-      ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
+    JOIN objs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
 ),
 latest AS (
     SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.source_file, o.seq, o.source_line, o.deleted
     FROM point_objs p
-    ASOF JOIN obs_last o
-      ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
-     AND o.kind = p.kind AND o.obj = p.obj AND o.pt <= p.pt
+    ASOF JOIN obs_last o ON o.oid = p.oid AND o.pt <= p.pt
 ),
 -- addresses ever seen in each stream/Service (in the window)
 universe AS (
