@@ -27,7 +27,7 @@ type evidenceSpill struct {
 	flushing sync.Mutex
 }
 
-// add appends raw, a list of items items long (see countEvidence), and returns where a finding finds it
+// add appends raw, a finding's evidence of items items (see countEvidence), and returns where a finding finds it
 // again.
 func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
 	if s.f == nil {

@@ -5,28 +5,33 @@
 -- be confirmed, so the finding is info. Objects whose annotation can be read (a write with a body, or a snapshot of
 -- an annotation lock) are left to election-lock-churn, so that no lock is reported twice.
 WITH
-bare_writes AS (
+-- the window's Endpoints and ConfigMap events, read once with whether they carry a body: reading the body columns is
+-- what a scan of them costs, and both readers below need to know
+ep_cm AS MATERIALIZED (
     SELECT coalesce(a.cluster, '') AS cluster, a.resource, a.namespace, a.name, a.username,
            coalesce(a.user_agent, '') AS user_agent, a.verb, a.level, a.audit_id, a.source_file, a.source_line,
-           a.stage_at AS ts
+           a.stage_at AS ts, a.stage, a.code, a.subresource,
+           (a.request_object IS NOT NULL OR a.response_object IS NOT NULL) AS has_body
     FROM audit_events a
     WHERE a.stage_at >= ks_window_start($since) AND a.stage_at <= ks_window_end($until)
       AND a.resource IN ('endpoints', 'configmaps') AND coalesce(a.api_group, '') = ''
-      AND coalesce(a.subresource, '') = '' AND a.name IS NOT NULL
-      AND a.verb IN ('update', 'patch') AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
-      AND a.request_object IS NULL AND a.response_object IS NULL
-      AND NOT list_contains(ks_usernames($endpoints_controller_usernames), a.username)
+),
+bare_writes AS (
+    SELECT cluster, resource, namespace, name, username, user_agent, verb, level, audit_id, source_file, source_line, ts
+    FROM ep_cm
+    WHERE coalesce(subresource, '') = '' AND name IS NOT NULL
+      AND verb IN ('update', 'patch') AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
+      AND NOT has_body
+      AND NOT list_contains(ks_usernames($endpoints_controller_usernames), username)
 ),
 -- the objects whose annotation the window shows (a write with a body, or a snapshot of an annotation lock), which
 -- election-lock-churn judges instead: what it reads of them is the window's, so this is too (an object whose body was
 -- logged only before the window is no finding of that rule there, and its cadence is judged here); and a window's
 -- findings do not depend on how much history the database holds, nor does their cost
 readable AS (
-    SELECT DISTINCT coalesce(cluster, '') AS cluster, resource, namespace, name
-    FROM audit_events
-    WHERE resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = ''
-      AND (request_object IS NOT NULL OR response_object IS NOT NULL)
-      AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
+    SELECT DISTINCT cluster, resource, namespace, name
+    FROM ep_cm
+    WHERE has_body
     UNION
     SELECT DISTINCT coalesce(cluster, ''), CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END, namespace, name
     FROM leader_locks
