@@ -48,11 +48,7 @@ func scenarioDB(t *testing.T, dir string, opt ingest.Options) *store.DB {
 // changes, which a cache would not see again.
 func loadDB(t *testing.T, dir string, opt ingest.Options) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Empty(t)
 	inputs, err := ingest.ExpandPaths([]string{dir})
 	if err != nil {
 		t.Fatal(err)
@@ -103,11 +99,7 @@ func TestScenarioGoldens(t *testing.T) {
 // TestRulesOnEmptyTables: every query runs on empty tables, returns the contract columns and
 // no rows; and analyze reports the rules as not evaluated.
 func TestRulesOnEmptyTables(t *testing.T) {
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Empty(t)
 	conn, err := openSandbox(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
@@ -170,11 +162,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 // reason bad), the input of the test rules built on it.
 func oneRejectedLine(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Empty(t)
 	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad')"); err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +245,7 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 func TestEvidenceFileLeavesNothingBehind(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Empty(t)
 	if _, err := db.ExecContext(context.Background(), "INSERT INTO ingest_errors (source_file, line, reason) VALUES ('a.log', 3, 'bad'), ('b.log', 7, 'worse')"); err != nil {
 		t.Fatal(err)
 	}

@@ -5,20 +5,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/rules"
-	"github.com/kubesift/kubesift/store"
 )
 
 // TestChartsShareAQueryRun: charts of a finding that name the same query get the rows of one
 // run of it (random() would differ between two runs); a chart naming another query runs its own.
 func TestChartsShareAQueryRun(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Empty(t)
 	chart := rules.Chart{Kind: "series", Title: "t", Time: "at", Values: []string{"r"}, Query: "random-rows",
 		SQL: "SELECT $first_seen AS at, random() AS r FROM range(5)"}
 	other := chart

@@ -5,9 +5,8 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/queries"
-	"github.com/kubesift/kubesift/store"
 )
 
 // TestObjectsInPieceShareTheRows checks ks_object_in_piece (queries/macros.sql): with the
@@ -64,12 +63,7 @@ func TestObjectsInPieceShareTheRows(t *testing.T) {
 func macrosConn(t *testing.T) *sql.Conn {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(ctx)
+	conn, err := testdb.Empty(t).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

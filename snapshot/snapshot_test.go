@@ -26,6 +26,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -587,11 +588,7 @@ func TestSnapshotRecordsCluster(t *testing.T) {
 func ingested(t *testing.T, path string, opt ingest.Options) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Empty(t)
 	inputs, err := ingest.ExpandPaths([]string{path})
 	if err != nil {
 		t.Fatal(err)

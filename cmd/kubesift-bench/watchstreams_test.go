@@ -15,8 +15,8 @@ import (
 
 	"github.com/kubesift/kubesift/analyze"
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/internal/testdb"
 	"github.com/kubesift/kubesift/rules"
-	"github.com/kubesift/kubesift/store"
 )
 
 type streamEvent struct {
@@ -118,11 +118,7 @@ func TestWatchStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.InMemory, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Empty(t)
 	inputs, err := ingest.ExpandPaths([]string{input})
 	if err != nil {
 		t.Fatal(err)

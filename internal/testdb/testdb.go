@@ -28,6 +28,17 @@ import (
 // temp directory.
 const CacheDirEnv = "KUBESIFT_TESTDB_CACHE"
 
+// Empty returns an empty in-memory database of kubesift's tables, closed when the test ends.
+func Empty(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), store.InMemory, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // Ingest returns a database of the test's own (closed when the test ends) with dirs loaded by
 // ingest.New(db, opt).Ingest into a database file opened with store.Options{}, as analyze's and
 // htmlreport's tests load the recordings of samples/. The paths in dirs are loaded as given (they
