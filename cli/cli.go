@@ -195,8 +195,15 @@ func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*
 		}
 		fmt.Fprintf(c.stderr, "kubesift: %s: removed the rows of an interrupted load (%s); load its file again\n", path, strings.Join(parts, ", "))
 	}
-	if len(db.Upgraded) > 0 {
-		fmt.Fprintf(c.stderr, "kubesift: %s: upgraded from an older kubesift's (added %s)\n", path, strings.Join(db.Upgraded, ", "))
+	if len(db.Upgraded) > 0 || len(db.Dropped) > 0 {
+		var changes []string
+		if len(db.Upgraded) > 0 {
+			changes = append(changes, "added "+strings.Join(db.Upgraded, ", "))
+		}
+		if len(db.Dropped) > 0 {
+			changes = append(changes, "dropped "+strings.Join(db.Dropped, ", "))
+		}
+		fmt.Fprintf(c.stderr, "kubesift: %s: upgraded from an older kubesift's (%s)\n", path, strings.Join(changes, "; "))
 	}
 	return db, nil
 }

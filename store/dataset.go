@@ -311,9 +311,15 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	}
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
-		value := "NULL" // a column the files predate
-		if present[c.Name] {
+		value := "NULL" // a column the files predate, or no files
+		switch {
+		case present[c.Name] && c.Backfill != "":
+			// union_by_name reads it as NULL from the files that predate it
+			value = fmt.Sprintf(`coalesce("%s", %s)`, c.Name, c.Backfill)
+		case present[c.Name]:
 			value = `"` + c.Name + `"`
+		case c.Backfill != "" && len(present) > 0:
+			value = c.Backfill
 		}
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}

@@ -41,6 +41,9 @@ type Table struct {
 	// earlier load already has. An item is a column name, or an expression with %[1]s standing for
 	// the table alias, e.g. "coalesce(%[1]s.zone, 0)". Nil for tables that are not deduplicated.
 	DedupeKey []string
+	// Obsolete are columns an older kubesift had in the table: Open drops them when it upgrades a
+	// database.
+	Obsolete []string
 }
 
 // Schema is every table of a kubesift database, in documentation order: the evidence tables the

@@ -77,8 +77,8 @@ type DB struct {
 	// Repaired counts, per table, the rows of interrupted loads that Open removed (see repair).
 	Repaired map[string]int64
 	// Upgraded names the tables and columns (table.column) that Open added to a database an older
-	// kubesift wrote.
-	Upgraded []string
+	// kubesift wrote, and Dropped the obsolete columns it dropped.
+	Upgraded, Dropped []string
 }
 
 // Options tune how the database is opened.
@@ -169,7 +169,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		return nil, openError(path, err)
 	}
 	if !opt.ReadOnly {
-		db.Upgraded, err = db.createTables(ctx)
+		db.Upgraded, db.Dropped, err = db.createTables(ctx)
 		if err == nil {
 			err = db.createLoadIDSequence(ctx)
 		}
@@ -203,20 +203,21 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	if err != nil {
 		return nil, err
 	}
-	repaired, upgraded := rw.Repaired, rw.Upgraded
+	repaired, upgraded, dropped := rw.Repaired, rw.Upgraded, rw.Dropped
 	if err := rw.Close(); err != nil {
 		return nil, fmt.Errorf("closing %s after repairing or upgrading it: %w", path, err)
 	}
 	if db, err = Open(ctx, path, schema, opt); err != nil {
 		return nil, err
 	}
-	db.Repaired, db.Upgraded = repaired, upgraded
+	db.Repaired, db.Upgraded, db.Dropped = repaired, upgraded, dropped
 	return db, nil
 }
 
 // readOnlyStale reports whether a kubesift database opened read-only needs writing before the
-// rules read it: an older kubesift wrote it (it lacks a table or column of the schema), or an
-// interrupted load left rows behind. A database without an ingest_files table is not kubesift's.
+// rules read it: an older kubesift wrote it (it lacks a table or column of the schema, or has an
+// obsolete column), or an interrupted load left rows behind. A database without an ingest_files
+// table is not kubesift's.
 func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 	have, err := db.columns(ctx)
 	if err != nil || !have[ingestFilesTable.Name] {
@@ -225,6 +226,11 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 	for _, t := range db.Schema {
 		for _, c := range t.Columns {
 			if !have[t.Name+"."+c.Name] {
+				return true, nil
+			}
+		}
+		for _, c := range t.Obsolete {
+			if have[t.Name+"."+c] {
 				return true, nil
 			}
 		}
@@ -258,19 +264,20 @@ func openError(path string, err error) error {
 	return fmt.Errorf("opening database %s: %w", path, err)
 }
 
-// createTables creates the schema's tables that the database lacks, and adds the columns its
-// tables lack (at the end; loads insert by name), NULL in the rows loaded before unless the column
-// has a Backfill. It returns what it added to a database that had kubesift's tables before.
-func (db *DB) createTables(ctx context.Context) (upgraded []string, err error) {
+// createTables creates the schema's tables that the database lacks, adds the columns its tables
+// lack (at the end; loads insert by name), NULL in the rows loaded before unless the column has a
+// Backfill, and drops their obsolete columns. It returns what it added and dropped (table or
+// table.column) in a database that had kubesift's tables before.
+func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err error) {
 	have, err := db.columns(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	older := have[ingestFilesTable.Name]
 	for _, t := range db.Schema {
 		if !have[t.Name] {
 			if _, err := db.ExecContext(ctx, t.DDL()); err != nil {
-				return nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
+				return nil, nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 			}
 			if older {
 				upgraded = append(upgraded, t.Name)
@@ -282,17 +289,26 @@ func (db *DB) createTables(ctx context.Context) (upgraded []string, err error) {
 				continue
 			}
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
-				return nil, fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
+				return nil, nil, fmt.Errorf("upgrading table %s in %s (adding column %s): %w", t.Name, db.Path, c.Name, err)
 			}
 			if c.Backfill != "" {
 				if _, err := db.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET \"%s\" = %s", t.Name, c.Name, c.Backfill)); err != nil {
-					return nil, fmt.Errorf("upgrading table %s in %s (filling column %s): %w", t.Name, db.Path, c.Name, err)
+					return nil, nil, fmt.Errorf("upgrading table %s in %s (filling column %s): %w", t.Name, db.Path, c.Name, err)
 				}
 			}
 			upgraded = append(upgraded, t.Name+"."+c.Name)
 		}
+		for _, c := range t.Obsolete {
+			if !have[t.Name+"."+c] {
+				continue
+			}
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN \"%s\"", t.Name, c)); err != nil {
+				return nil, nil, fmt.Errorf("upgrading table %s in %s (dropping column %s): %w", t.Name, db.Path, c, err)
+			}
+			dropped = append(dropped, t.Name+"."+c)
+		}
 	}
-	return upgraded, nil
+	return upgraded, dropped, nil
 }
 
 // columns returns the database's tables and columns, as "table" and "table.column".
