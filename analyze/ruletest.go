@@ -137,14 +137,16 @@ func MatchFinding(f Finding) (rules.Finding, error) {
 }
 
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go
-// through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column).
+// through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column). A column
+// that ingest derives from others (one with a Backfill, such as response_rv from
+// response_object) is derived from them the same way when the row leaves it out.
 func insertRow(ctx context.Context, db *store.DB, table string, row map[string]any) error {
 	t, ok := db.Schema.Lookup(table)
 	if !ok {
 		return fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
-	var cols, exprs []string
-	var args []any
+	given := map[string]string{} // column → its value's SQL
+	values := map[string]any{}
 	for _, name := range slices.Sorted(maps.Keys(row)) {
 		i := slices.IndexFunc(t.Columns, func(c store.Column) bool { return c.Name == name })
 		if i < 0 {
@@ -152,7 +154,6 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 		}
 		typ := t.Columns[i].Type
 		v := row[name]
-		cols = append(cols, `"`+name+`"`)
 		switch v.(type) {
 		case []any, map[string]any:
 			b, err := json.Marshal(v)
@@ -161,16 +162,35 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 			}
 			v = string(b)
 			if typ == "JSON" {
-				exprs = append(exprs, "CAST(? AS JSON)")
+				given[name] = "CAST(? AS JSON)"
 			} else {
-				exprs = append(exprs, "CAST(CAST(? AS JSON) AS "+typ+")")
+				given[name] = "CAST(CAST(? AS JSON) AS " + typ + ")"
 			}
 		default:
-			exprs = append(exprs, "CAST(? AS "+typ+")")
+			given[name] = "CAST(? AS " + typ + ")"
 		}
-		args = append(args, v)
+		values[name] = v
 	}
-	_, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(exprs, ", ")), args...)
+	var cols, derived []string
+	var args []any
+	for _, c := range t.Columns {
+		value, ok := given[c.Name]
+		switch {
+		case ok:
+			args = append(args, values[c.Name])
+		case c.Backfill != "":
+			derived = append(derived, fmt.Sprintf(`%s AS "%s"`, c.Backfill, c.Name))
+			value = "NULL"
+		default:
+			value = "NULL"
+		}
+		cols = append(cols, fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name))
+	}
+	replace := ""
+	if len(derived) > 0 {
+		replace = " REPLACE (" + strings.Join(derived, ", ") + ")"
+	}
+	_, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s BY NAME SELECT *%s FROM (SELECT %s)", table, replace, strings.Join(cols, ", ")), args...)
 	return err
 }
 

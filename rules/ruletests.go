@@ -22,7 +22,8 @@ import (
 // (or input files) and the findings the rule must report on them.
 //
 //	rule: watch-rewind
-//	defaults:                  # merged into every row of a table (a row's own values win)
+//	defaults:                  # merged into every row of a table (a row's own values win); a
+//	                           # column ingest derives (response_rv) is derived when left out
 //	  audit_events: {stage: ResponseComplete, code: 200}
 //	tests:
 //	  - name: goes backwards
