@@ -13,6 +13,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2" // the duckdb driver of the baseline loads
 
 	"github.com/kubesift/kubesift/ingest"
+	"github.com/kubesift/kubesift/ingest/audit"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -30,13 +31,13 @@ const narrowColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR'
 // auditTableBaseline builds the table kubesift stores, audit_events, with read_ndjson alone: every
 // column that comes from a JSON field, with audit_events' name and type; the derived columns
 // computed by the SQL expressions of ingest/audit/load.sql (latency_ms, watch, redacted, the
-// redacted bodies, audit_api_version), and watch's query test as a regular expression; the
-// bookkeeping columns kubesift writes as constants for one file (cluster, apiserver, envelope,
-// source_file, load_id, load_reject, load_warning) as the same constants. 38 of audit_events'
-// 50 columns: left out are source_line and source_offset (read_ndjson has no line numbers) and
-// the ten query parameter columns kubesift parses from the request URI in Go (watch_rv through
-// list_continue).
-const auditTableBaseline = `CREATE TABLE baseline AS
+// redacted bodies, response_rv, audit_api_version), and watch's query test as a regular
+// expression; the bookkeeping columns kubesift writes as constants for one file (cluster,
+// apiserver, envelope, source_file, load_id, load_problem) as the same constants. 38 of
+// audit_events' 50 columns: left out are source_line and source_offset (read_ndjson has no line
+// numbers) and the ten query parameter columns kubesift parses from the request URI in Go
+// (watch_rv through list_continue).
+var auditTableBaseline = `CREATE TABLE baseline AS
 SELECT
     auditID AS audit_id, stage, level, verb, requestURI AS request_uri,
     "user".username AS username, "user".uid AS user_uid, "user".groups AS groups,
@@ -51,10 +52,11 @@ SELECT
     annotations,
     CASE WHEN NOT sensitive THEN requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN responseObject END AS response_object,
+    CASE WHEN NOT sensitive THEN ` + audit.ResponseRV("verb", "responseObject") + ` END AS response_rv,
     sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS redacted,
     apiVersion AS audit_api_version,
     '' AS cluster, '' AS apiserver, 'json-lines' AS envelope, $1 AS source_file, 1::BIGINT AS load_id,
-    NULL::VARCHAR AS load_reject, NULL::VARCHAR AS load_warning
+    NULL::VARCHAR AS load_problem
 FROM (
     SELECT *, coalesce(objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
         OR (objectRef.resource = 'serviceaccounts' AND objectRef.subresource = 'token'), false) AS sensitive

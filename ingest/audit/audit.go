@@ -195,7 +195,7 @@ func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Reje
 // takeRejectedRows deletes the rows DuckDB could not read as audit events and returns them.
 func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load.Rejected, error) {
 	rows, err := conn.QueryContext(ctx,
-		`DELETE FROM audit_events WHERE load_id = $1 AND load_reject IS NOT NULL RETURNING source_line, source_offset, load_reject`, loadID)
+		`DELETE FROM audit_events WHERE load_id = $1 AND audit_id IS NULL AND load_problem IS NOT NULL RETURNING source_line, source_offset, load_problem`, loadID)
 	if err != nil {
 		return nil, err
 	}
@@ -217,8 +217,8 @@ func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load
 // takeWarnings records the events of this load that were kept with a field of the wrong type
 // (read as NULL) as warnings in ingest_errors, and clears their bookkeeping column.
 func takeWarnings(ctx context.Context, f *load.File) error {
-	rows, err := f.Conn.QueryContext(ctx, `SELECT source_line, source_offset, load_warning, audit_id FROM audit_events
-		WHERE load_id = $1 AND load_warning IS NOT NULL ORDER BY source_line`, f.LoadID)
+	rows, err := f.Conn.QueryContext(ctx, `SELECT source_line, source_offset, load_problem, audit_id FROM audit_events
+		WHERE load_id = $1 AND audit_id IS NOT NULL AND load_problem IS NOT NULL ORDER BY source_line`, f.LoadID)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func takeWarnings(ctx context.Context, f *load.File) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(warnings) == 0 {
 		return err
 	}
-	if _, err := f.Conn.ExecContext(ctx, "UPDATE audit_events SET load_warning = NULL WHERE load_id = $1 AND load_warning IS NOT NULL", f.LoadID); err != nil {
+	if _, err := f.Conn.ExecContext(ctx, "UPDATE audit_events SET load_problem = NULL WHERE load_id = $1 AND audit_id IS NOT NULL AND load_problem IS NOT NULL", f.LoadID); err != nil {
 		return err
 	}
 	return f.RecordWarnings(ctx, warnings)

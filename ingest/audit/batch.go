@@ -9,7 +9,7 @@ import (
 )
 
 // streamSchema is what the Go side hands to DuckDB: the raw event JSON plus what Go
-// extracts cheaply (position, request URI query). DuckDB's arrow scan of a C stream mis-maps
+// extracts cheaply (position, request URI query, a write's response resourceVersion). DuckDB's arrow scan of a C stream mis-maps
 // columns when a query projects only some of them, so the load query must use every column.
 var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "raw", Type: arrow.BinaryTypes.String},
@@ -26,6 +26,7 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "q_initial", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "q_limit", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "q_continue", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "response_rv_text", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "list_api_version", Type: arrow.BinaryTypes.String},
 	{Name: "cluster", Type: arrow.BinaryTypes.String},
 	{Name: "apiserver", Type: arrow.BinaryTypes.String},
@@ -49,6 +50,7 @@ type batch struct {
 	initial *array.BooleanBuilder
 	limit   *array.Int64Builder
 	cont    *array.BooleanBuilder
+	respRV  *array.StringBuilder
 	list    *array.StringBuilder
 	cluster *array.StringBuilder
 	server  *array.StringBuilder
@@ -79,6 +81,7 @@ func newBatch(values []byte) *batch {
 		initial: array.NewBooleanBuilder(mem),
 		limit:   array.NewInt64Builder(mem),
 		cont:    array.NewBooleanBuilder(mem),
+		respRV:  array.NewStringBuilder(mem),
 		list:    array.NewStringBuilder(mem),
 		cluster: array.NewStringBuilder(mem),
 		server:  array.NewStringBuilder(mem),
@@ -146,6 +149,7 @@ func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	appendBool(b.initial, q.sendInitialEvents)
 	appendInt64(b.limit, q.limit)
 	b.cont.Append(q.hasContinue)
+	appendString(b.respRV, responseRVText(scan))
 	b.list.Append(o.listAPIVersion)
 	b.cluster.Append(o.cluster)
 	b.server.Append(o.apiserver)
@@ -169,7 +173,7 @@ func (b *batch) record() arrow.RecordBatch {
 	}, nil, 0, 0)
 	cols := []arrow.Array{array.NewStringData(raw)}
 	raw.Release()
-	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvNum, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.list, b.cluster, b.server} {
+	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvNum, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.list, b.cluster, b.server} {
 		cols = append(cols, bl.NewArray())
 		bl.Release()
 	}

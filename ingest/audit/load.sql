@@ -1,9 +1,11 @@
 -- Loads one Arrow stream of audit event lines into audit_events. Every stream column is used
--- (see streamSchema). Rows that are not audit events keep their raw text in load_reject
+-- (see streamSchema). Rows that are not audit events keep their raw text in load_problem
 -- and are moved to ingest_errors before the transaction commits. Every line reaches DuckDB as
 -- JSON that Go's encoding/json reads (asGoReads: lines Go cannot read are rejected in Go, lone
 -- surrogates rewritten), which json_transform parses without error, so it is not wrapped in
 -- try(): that wrapper cost about 40% of the transform on events with bodies.
+-- response_rv_text is what ResponseRV's expression (tables.go, which fills an older database's
+-- rows) reads of the event, taken by Go (responseRVText).
 INSERT INTO audit_events BY NAME
 SELECT
     CASE WHEN ok THEN e.auditID END AS audit_id,
@@ -50,6 +52,7 @@ SELECT
     e.annotations AS annotations,
     CASE WHEN NOT sensitive THEN e.requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
+    CASE WHEN NOT sensitive THEN TRY_CAST(response_rv_text AS BIGINT) END AS response_rv,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
     coalesce(nullif($cluster, ''), cluster) AS cluster,
@@ -59,10 +62,10 @@ SELECT
     line AS source_line,
     byte_offset AS source_offset,
     $load_id AS load_id,
-    CASE WHEN NOT ok THEN raw END AS load_reject,
     -- A field of the wrong type is read as NULL: the event is kept, and the field is named here
     -- to become a warning in ingest_errors (field_types is computed only when a field came out empty).
-    CASE WHEN ok THEN nullif(concat_ws('; ',
+    -- A row that is not an event (its audit_id NULL) keeps its raw text here instead.
+    CASE WHEN NOT ok THEN raw ELSE nullif(concat_ws('; ',
         CASE WHEN field_types[1] NOT IN ('NULL', 'OBJECT') THEN 'user is ' || field_types[1] || ', not OBJECT' END,
         CASE WHEN field_types[2] NOT IN ('NULL', 'ARRAY') THEN 'user.groups is ' || field_types[2] || ', not ARRAY' END,
         CASE WHEN field_types[3] NOT IN ('NULL', 'OBJECT') THEN 'impersonatedUser is ' || field_types[3] || ', not OBJECT' END,
@@ -75,7 +78,7 @@ SELECT
         CASE WHEN e.requestReceivedTimestamp IS NOT NULL AND try_cast(upper(e.requestReceivedTimestamp) AS TIMESTAMPTZ) IS NULL
             THEN 'requestReceivedTimestamp ' || to_json(e.requestReceivedTimestamp) || ' is not an RFC 3339 time' END,
         CASE WHEN e.stageTimestamp IS NOT NULL AND stage_ts IS NULL
-            THEN 'stageTimestamp ' || to_json(e.stageTimestamp) || ' is not an RFC 3339 time' END), '') END AS load_warning
+            THEN 'stageTimestamp ' || to_json(e.stageTimestamp) || ' is not an RFC 3339 time' END), '') END AS load_problem
 FROM (
     SELECT *,
         coalesce(coalesce(e.kind, CASE WHEN list_api_version <> '' THEN 'Event' END) = 'Event'
@@ -96,7 +99,7 @@ FROM (
                 '$.responseStatus', '$.responseStatus.code', '$.annotations'])) END AS field_types
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
-            q_bookmarks, q_initial, q_limit, q_continue, list_api_version, cluster, apiserver,
+            q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, list_api_version, cluster, apiserver,
             json_transform(raw, '{
                 "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",
                 "stage": "VARCHAR", "requestURI": "VARCHAR", "verb": "VARCHAR",
