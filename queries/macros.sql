@@ -221,9 +221,3 @@ WHERE list_contains(resources, resource) AND coalesce(subresource, '') = ''
   AND NOT list_contains(skip_usernames, username)
   AND stage_at >= ks_window_start(since) AND stage_at <= ks_window_end(until)
 GROUP BY ALL;
-
--- ks_response_rv(body): the resourceVersion in a write's response body (the store's revision after the write), NULL
--- for a Status or a body without one; both paths are read in one parse of the body
-CREATE OR REPLACE TEMP MACRO ks_response_rv(body) AS
-    CASE WHEN json_extract_string(body, ['$.kind', '$.metadata.resourceVersion'])[1] IS DISTINCT FROM 'Status'
-         THEN TRY_CAST(json_extract_string(body, ['$.kind', '$.metadata.resourceVersion'])[2] AS BIGINT) END;
