@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,5 +30,39 @@ func TestAnalyzeUpgradesAnOlderDatabase(t *testing.T) {
 	}
 	if want := path + ": upgraded from an older kubesift's (added audit_events.apiserver)"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q, want it to say %q", r.stderr, want)
+	}
+}
+
+// TestAnalyzeOfADatabaseBeforeResponseRV: a database of the kubesift before audit_events had
+// response_rv (and two bookkeeping columns where it has load_problem) is upgraded on analyze, its
+// writes' response versions filled from their bodies, and watch-rewind, which reads them, finds
+// what it finds in a database loaded now.
+func TestAnalyzeOfADatabaseBeforeResponseRV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	if r := runCLI(t, "ingest", "--db", path, "../samples/watch-rewind/audit.log"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	now := runCLI(t, "analyze", "--db", path, "--rule", "watch-rewind", "-o", "json")
+	if now.code != ExitOK || !strings.Contains(now.stdout, `"rule": "watch-rewind"`) {
+		t.Fatalf("analyze of a database loaded now, without a watch-rewind finding: %+v", now)
+	}
+	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"ALTER TABLE audit_events DROP COLUMN response_rv", "ALTER TABLE audit_events DROP COLUMN load_problem",
+		"ALTER TABLE audit_events ADD COLUMN load_reject VARCHAR", "ALTER TABLE audit_events ADD COLUMN load_warning VARCHAR"} {
+		if _, err := db.Exec(stmt); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	older := runCLI(t, "analyze", "--db", path, "--rule", "watch-rewind", "-o", "json")
+	if want := path + ": upgraded from an older kubesift's (added audit_events.response_rv, audit_events.load_problem; dropped audit_events.load_reject, audit_events.load_warning)"; !strings.Contains(older.stderr, want) {
+		t.Errorf("stderr %q, want it to say %q", older.stderr, want)
+	}
+	if older.code != now.code || older.stdout != now.stdout {
+		t.Errorf("analyze of the upgraded database (exit %d):\n%s\nwant, as loaded now (exit %d):\n%s", older.code, older.stdout, now.code, now.stdout)
 	}
 }
