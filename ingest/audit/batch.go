@@ -8,9 +8,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// streamSchema is what the Go side hands to DuckDB: the raw event JSON plus what Go
-// extracts cheaply (position, request URI query, a write's response resourceVersion). DuckDB's arrow scan of a C stream mis-maps
-// columns when a query projects only some of them, so the load query must use every column.
+// streamSchema is what the Go side hands to DuckDB: the raw event JSON plus what Go extracts
+// cheaply (position, request URI query, a write's response resourceVersion). DuckDB's arrow scan
+// of a C stream mis-maps columns when a query projects only some of them, so the load query must
+// use every column.
 var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "raw", Type: arrow.BinaryTypes.String},
 	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
