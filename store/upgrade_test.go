@@ -148,3 +148,41 @@ func upgradedWith(t *testing.T, opt Options, stmts ...string) *DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// TestOpenDropsObsoleteColumns: a column an older kubesift had and the schema lists as obsolete
+// is dropped on open, a read-only one too (after which the database is current), and the rows
+// stay.
+func TestOpenDropsObsoleteColumns(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{"ALTER TABLE observations ADD COLUMN legacy VARCHAR",
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')", "INSERT INTO observations (id, legacy, load_id) VALUES ('old', 'x', 1)"} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	later := observationsTable
+	later.Obsolete = []string{"legacy", "never-there"}
+	schema := NewSchema(later)
+	for i, want := range [][]string{{"observations.legacy"}, nil} {
+		db, err := Open(ctx, path, schema, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var columns, rows int64
+		err = db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM duckdb_columns() WHERE table_name = 'observations'), (SELECT count(*) FROM observations WHERE id = 'old')").Scan(&columns, &rows)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(db.Dropped, want) || len(db.Upgraded) > 0 || columns != int64(len(later.Columns)) || rows != 1 {
+			t.Errorf("open %d: dropped %v (want %v), upgraded %v, %d columns (want %d), %d rows (want 1)",
+				i+1, db.Dropped, want, db.Upgraded, columns, len(later.Columns), rows)
+		}
+	}
+}
