@@ -182,13 +182,22 @@ lock_stats AS (
     LEFT JOIN audit_holders h USING (cluster, kind, namespace, name)
     LEFT JOIN snap_agg s USING (cluster, kind, namespace, name)
 ),
--- the locks that are reported (enough updates): only they need watchers and evidence
+-- the locks that are reported: enough updates and, from audit writes, often enough over the span they cover (a
+-- holder renews every RetryPeriod, 2 to 26 s; an object whose annotation changed a few times a day floods no watcher).
+-- Snapshots give a lower bound of the updates, one per capture at most, so they are held to the count alone
+reportable_locks AS (
+    SELECT *
+    FROM lock_stats
+    WHERE updates >= CAST($min_updates_count AS BIGINT)
+      AND (NOT from_audit OR last_at = first_at
+           OR updates * 60.0 / epoch(last_at - first_at) >= CAST($min_updates_per_min AS DOUBLE))
+),
+-- only the reported locks need watchers and evidence
 reported AS (
     SELECT cluster, kind, namespace, name, first_at, last_at, from_audit,
            CASE kind WHEN 'Endpoints' THEN 'endpoints' ELSE 'configmaps' END AS resource,
            row_number() OVER (ORDER BY cluster, kind, namespace, name) AS lock_id
-    FROM lock_stats
-    WHERE updates >= CAST($min_updates_count AS BIGINT)
+    FROM reportable_locks
 ),
 -- each reported lock under the four keys a watch of it may have: its namespace or all, its name or all
 lock_keys AS (
@@ -295,9 +304,8 @@ ann_findings AS (
            CASE WHEN l.kind <> 'Endpoints' THEN NULL
                 WHEN NOT EXISTS (SELECT 1 FROM svc_knowledge k WHERE k.cluster = l.cluster) THEN NULL
                 ELSE EXISTS (SELECT 1 FROM svc_seen s WHERE s.cluster = l.cluster AND s.namespace = l.namespace AND s.name = l.name) END AS has_service
-    FROM lock_stats l
+    FROM reportable_locks l
     LEFT JOIN watcher_agg wa USING (cluster, kind, namespace, name)
-    WHERE l.updates >= CAST($min_updates_count AS BIGINT)
 ),
 ann_scored AS (
     SELECT f.*,

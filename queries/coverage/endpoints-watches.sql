@@ -1,18 +1,28 @@
--- coverage of endpoints-watches: per cluster with Endpoints leader-election locks written often enough to be reported
--- (the leader annotation in at least $min_updates_count audit write bodies, or as many renewTime values in snapshots,
--- within the window), whether any watch of kube-proxy's is in the audit log. kube-proxy and every CNI agent watch
+-- coverage of endpoints-watches: per cluster with Endpoints leader-election locks that election-lock-churn reports
+-- (at least $min_updates_count updates within the window: leader annotations in audit write bodies, written at
+-- $min_updates_per_min or faster, or else renewTime values in snapshots), whether any watch of kube-proxy's is in the
+-- audit log. kube-proxy and every CNI agent watch
 -- endpoints (or endpointslices); none of kube-proxy's logged usually means the policy excludes it (a `level: None`
 -- rule for system:kube-proxy, as in the upstream examples), so the fan-out of those locks' writes is undercounted, or
 -- unknown when no endpoints watch is logged at all. Without such locks there is no fan-out to count: evaluated.
-WITH locks AS (
+WITH observed AS (
     SELECT coalesce(cluster, '') AS cluster, namespace, name,
-           greatest(count(*) FILTER (WHERE source = 'audit'),
-                    count(DISTINCT renew_time) FILTER (WHERE source = 'snapshot')) AS writes
+           count(*) FILTER (WHERE source = 'audit') AS audit_writes,
+           epoch(max(captured_at) FILTER (WHERE source = 'audit') - min(captured_at) FILTER (WHERE source = 'audit')) AS audit_span_s,
+           count(DISTINCT renew_time) FILTER (WHERE source = 'snapshot') AS snapshot_renewals
     FROM leader_locks
     WHERE kind = 'Endpoints' AND lock_type = 'annotation'
       AND captured_at >= ks_window_start($since) AND captured_at <= ks_window_end($until)
     GROUP BY ALL
-    HAVING writes >= CAST($min_updates_count AS BIGINT)
+),
+-- as the rule does: the audit writes of a lock when there are any, else its snapshots
+locks AS (
+    SELECT cluster, namespace, name, CASE WHEN audit_writes > 0 THEN audit_writes ELSE snapshot_renewals END AS writes
+    FROM observed
+    WHERE CASE WHEN audit_writes > 0
+               THEN audit_writes >= CAST($min_updates_count AS BIGINT)
+                    AND (audit_span_s = 0 OR audit_writes * 60.0 / audit_span_s >= CAST($min_updates_per_min AS DOUBLE))
+               ELSE snapshot_renewals >= CAST($min_updates_count AS BIGINT) END
 ),
 lock_writes AS (
     SELECT cluster, sum(writes) AS writes FROM locks GROUP BY ALL
