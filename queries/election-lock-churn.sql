@@ -55,21 +55,19 @@ writes AS MATERIALIZED (
 -- ---------------------------------------------------------------- annotation locks (Endpoints, ConfigMap)
 ann_raw AS (
     SELECT w.* EXCLUDE (uid, lease_holder, lease_transitions, identity_lease),
-           CASE w.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END AS kind
+           CASE w.resource WHEN 'endpoints' THEN 'Endpoints' ELSE 'ConfigMap' END AS kind,
+           CASE WHEN json_valid(w.rec) THEN json_extract_string(w.rec, '$.holderIdentity') END AS holder,
+           CASE WHEN json_valid(w.rec) THEN TRY_CAST(json_extract_string(w.rec, '$.leaderTransitions') AS BIGINT) END AS transitions
     FROM writes w
     WHERE w.resource IN ('endpoints', 'configmaps')
 ),
+-- each write with the record and the holder before it (one window: both share its partitions and order)
 ann_parsed AS (
     SELECT r.*,
-           CASE WHEN json_valid(r.rec) THEN json_extract_string(r.rec, '$.holderIdentity') END AS holder,
-           CASE WHEN json_valid(r.rec) THEN TRY_CAST(json_extract_string(r.rec, '$.leaderTransitions') AS BIGINT) END AS transitions,
-           lag(r.rec IGNORE NULLS) OVER (PARTITION BY r.cluster, r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id) AS prev_rec
+           lag(r.rec IGNORE NULLS) OVER w AS prev_rec,
+           lag(nullif(r.holder, '') IGNORE NULLS) OVER w AS prev_holder
     FROM ann_raw r
-),
-ann_parsed_h AS (
-    SELECT p.*,
-           lag(nullif(p.holder, '') IGNORE NULLS) OVER (PARTITION BY p.cluster, p.kind, p.namespace, p.name ORDER BY p.ts, p.audit_id) AS prev_holder
-    FROM ann_parsed p
+    WINDOW w AS (PARTITION BY r.cluster, r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id)
 ),
 snap_ann AS (
     SELECT coalesce(l.cluster, '') AS cluster, l.kind, l.namespace, l.name, l.captured_at AS ts, l.source_file, l.source_line,
@@ -103,7 +101,7 @@ lock_writes AS (
                   OR p.holder IS DISTINCT FROM json_extract_string(p.prev_rec, '$.holderIdentity') THEN 'acquire'
                 WHEN p.rec = p.prev_rec THEN 'write'
                 ELSE 'renew' END AS action
-    FROM ann_parsed_h p
+    FROM ann_parsed p
     JOIN ann_locks k USING (cluster, kind, namespace, name)
     WHERE p.in_win
       AND ((p.rec IS NOT NULL AND EXISTS (SELECT 1 FROM lock_writers lw
@@ -111,16 +109,10 @@ lock_writes AS (
                                           AND lw.name = p.name AND lw.username = p.username))
        OR (NOT p.has_body AND NOT list_contains(ks_usernames($endpoints_controller_usernames), p.username)))
 ),
-lock_writes_seq AS (
-    SELECT w.*,
-           row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts, audit_id) AS rn,
-           row_number() OVER (PARTITION BY cluster, kind, namespace, name ORDER BY ts DESC, audit_id DESC) AS rn_desc
-    FROM lock_writes w
-),
 lock_writes_flag AS (
-    SELECT s.*,
-           (coalesce(s.holder, '') <> '' AND s.prev_holder IS NOT NULL AND s.holder <> s.prev_holder) AS holder_change
-    FROM lock_writes_seq s
+    SELECT w.*,
+           (coalesce(w.holder, '') <> '' AND w.prev_holder IS NOT NULL AND w.holder <> w.prev_holder) AS holder_change
+    FROM lock_writes w
 ),
 audit_agg AS (
     SELECT cluster, kind, namespace, name,
@@ -316,15 +308,19 @@ ann_scored AS (
 -- evidence of the reported locks: the first 50 items (lock writes, then watchers, then snapshots) and how many
 -- there are in all; pos numbers the items of each group of a lock in order
 ann_evidence_rows AS (
-    -- lock writes: the first 5, every acquisition, holder change and release, and the last one
-    SELECT r.lock_id, 1 AS grp, row_number() OVER (PARTITION BY r.lock_id ORDER BY w.ts, w.audit_id) AS pos,
+    -- lock writes: the first 5, every acquisition, holder change and release, and the last one (numbered in the
+    -- reported locks only)
+    SELECT lock_id, 1 AS grp, pos,
            struct_pack(type := 'write', action := action, "at" := ks_time_us(ts),
                        audit_id := audit_id, verb := verb, file := source_file, line := source_line,
                        user_name := username, user_agent := user_agent, client_ip := NULL::VARCHAR,
                        holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
-    FROM lock_writes_flag w
-    JOIN reported r USING (cluster, kind, namespace, name)
-    WHERE rn <= 5 OR rn_desc = 1 OR holder_change OR action IN ('acquire', 'release')
+    FROM (SELECT r.lock_id, w.*,
+                 row_number() OVER (PARTITION BY r.lock_id ORDER BY w.ts, w.audit_id) AS pos,
+                 count(*) OVER (PARTITION BY r.lock_id) AS writes
+          FROM lock_writes_flag w
+          JOIN reported r USING (cluster, kind, namespace, name))
+    WHERE pos <= 5 OR pos = writes OR holder_change OR action IN ('acquire', 'release')
     UNION ALL
     -- the distinct watchers, with their first watch request in the window
     SELECT lock_id, 2, pos,
