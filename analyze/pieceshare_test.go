@@ -73,3 +73,53 @@ func macrosConn(t *testing.T) *sql.Conn {
 	}
 	return conn
 }
+
+// TestPieceBucketsHoldTheirObjects checks ks_piece_buckets against ks_object_in_piece
+// (queries/macros.sql): the place bucket of every object is among the buckets of its piece's
+// share of its namespace, and a namespace spread over many pieces gives each piece a few of its
+// 256 buckets (so that its scan skips the others' row groups), not all of them.
+func TestPieceBucketsHoldTheirObjects(t *testing.T) {
+	ctx := context.Background()
+	conn := macrosConn(t)
+	const pieces = 41
+	for _, layout := range []struct {
+		name, objects string
+		maxBuckets    int // of a piece in one namespace
+	}{
+		{"50 namespaces of 1,000", `SELECT 'ns-' || lpad(CAST(i // 1000 AS VARCHAR), 2, '0') AS namespace, 'obj-' || i AS name FROM range(50000) r(i)`, 256},
+		{"one namespace of 40,000 and three of 100", `SELECT CASE WHEN i < 40000 THEN 'big' ELSE 'small-' || (i % 3) END AS namespace, 'obj-' || i AS name FROM range(40300) r(i)`, 256/pieces + 4},
+	} {
+		var objects, missed, widest int
+		err := conn.QueryRowContext(ctx, `
+			WITH objs AS (`+layout.objects+`),
+			ns AS (
+				SELECT namespace, count(*) AS n,
+				       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+				       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
+				FROM objs GROUP BY namespace
+			),
+			placed AS (
+				SELECT o.namespace, o.name, p.piece,
+				       list_contains(ks_piece_buckets(ns.before, ns.n, ns.total, $1, p.piece), ks_place_bucket('', o.namespace, o.name)) AS in_buckets
+				FROM objs o JOIN ns USING (namespace), range($1) p(piece)
+				WHERE ks_object_in_piece('', o.namespace, o.name, ns.before, ns.n, ns.total, $1, p.piece)
+			),
+			-- the buckets of a piece in a namespace that spans it and its neighbours on both sides
+			inner_pieces AS (
+				SELECT len(ks_piece_buckets(ns.before, ns.n, ns.total, $1, p.piece)) AS buckets
+				FROM ns, range($1) p(piece)
+				WHERE p.piece > floor(ns.before * $1 / ns.total) AND p.piece < ceil((ns.before + ns.n) * $1 / ns.total) - 1
+			)
+			SELECT (SELECT count(*) FROM placed), (SELECT count(*) FILTER (WHERE NOT in_buckets) FROM placed),
+			       (SELECT coalesce(max(buckets), 0) FROM inner_pieces)`, pieces).Scan(&objects, &missed, &widest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if objects == 0 || missed != 0 {
+			t.Errorf("%s: %d of %d objects are outside their piece's buckets", layout.name, missed, objects)
+		}
+		if widest > layout.maxBuckets {
+			t.Errorf("%s: a piece inside a namespace covers %d buckets, want at most %d", layout.name, widest, layout.maxBuckets)
+		}
+	}
+}

@@ -30,6 +30,17 @@ CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, before
           CAST(ceil((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT) - 1)
         = CAST(piece AS BIGINT);
 
+-- the place of an object in 256 buckets (0-255), and the buckets that a piece's share of a namespace covers (with one
+-- bucket of slack each side, for rounding; ks_object_in_piece decides): a staged table sorted by namespace and bucket,
+-- joined on both, lets a piece's scan skip the row groups of the other pieces of a namespace that spans several
+CREATE OR REPLACE TEMP MACRO ks_place_bucket(cluster, namespace, name) AS
+    least(CAST(floor(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0 * 256) AS BIGINT), 255);
+CREATE OR REPLACE TEMP MACRO ks_piece_buckets(before, n, total, pieces, piece) AS
+    range(greatest(CAST(floor((CAST(piece AS DOUBLE) * CAST(total AS DOUBLE) / CAST(pieces AS DOUBLE) - CAST(before AS DOUBLE))
+                              / CAST(n AS DOUBLE) * 256) AS BIGINT) - 1, 0),
+          least(CAST(floor((CAST(piece + 1 AS DOUBLE) * CAST(total AS DOUBLE) / CAST(pieces AS DOUBLE) - CAST(before AS DOUBLE))
+                           / CAST(n AS DOUBLE) * 256) AS BIGINT) + 1, 255) + 1);
+
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
 

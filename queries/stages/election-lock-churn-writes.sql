@@ -4,8 +4,9 @@
 -- before the window is older than the lookback starts with an acquisition), with what their body says: the bodies
 -- themselves are not kept (the rule's window functions would hold every body in memory at once). Selected once, so
 -- that each piece of the rule reads its share of these rows instead of scanning every audit event again; the name of
--- a create without one in its objectRef is in its body. Sorted by cluster and namespace (ns_key: '' for
--- cluster-scoped objects), so that a piece, which joins only its own namespaces, skips the others' row groups.
+-- a create without one in its objectRef is in its body. Sorted by cluster, namespace (ns_key: '' for cluster-scoped
+-- objects) and the place of the object (place_bucket), so that a piece, which joins only its own namespaces and, of a
+-- namespace it shares with other pieces, only its buckets, skips the others' row groups.
 SELECT b.* EXCLUDE (body, ref_name, v),
        (b.body IS NOT NULL) AS has_body,
        coalesce(b.ref_name, b.v[1]) AS name,
@@ -13,7 +14,8 @@ SELECT b.* EXCLUDE (body, ref_name, v),
        b.v[3] AS uid,
        b.v[4] AS lease_holder,
        TRY_CAST(b.v[5] AS BIGINT) AS lease_transitions,
-       b.v[6] IS NOT NULL AS identity_lease
+       b.v[6] IS NOT NULL AS identity_lease,
+       ks_place_bucket(b.cluster, b.namespace, coalesce(b.ref_name, b.v[1])) AS place_bucket
 -- what the rule reads of a body, in one parse of it
 FROM (SELECT *, json_extract_string(body, ['$.metadata.name', '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"',
                                            '$.metadata.uid', '$.spec.holderIdentity', '$.spec.leaseTransitions',
@@ -34,4 +36,4 @@ FROM (SELECT *, json_extract_string(body, ['$.metadata.name', '$.metadata.annota
               AND a.code BETWEEN 200 AND 299
               -- node heartbeats are no election (the rule leaves kube-node-lease out), and a real cluster's bulk of Leases
               AND NOT (a.resource = 'leases' AND coalesce(a.namespace, '') = 'kube-node-lease'))) b
-ORDER BY b.cluster, b.ns_key
+ORDER BY b.cluster, b.ns_key, place_bucket
