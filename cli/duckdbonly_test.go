@@ -59,6 +59,7 @@ var duckdbConstructs = []struct {
 	{"TIMESTAMPTZ", regexp.MustCompile(`(?i)\bTIMESTAMPTZ\b`)},                          // Trino: TIMESTAMP WITH TIME ZONE
 	{"ASOF JOIN", regexp.MustCompile(`(?i)\bASOF\s+(LEFT\s+)?JOIN\b`)},                  // the nearest row by an inequality (Trino: a window over a union)
 	{"SEMI JOIN", regexp.MustCompile(`(?i)\bSEMI\s+JOIN\b`)},                            // Trino: WHERE EXISTS
+	{"ANTI JOIN", regexp.MustCompile(`(?i)\bANTI\s+JOIN\b`)},                            // Trino: WHERE NOT EXISTS
 	{"AS MATERIALIZED", regexp.MustCompile(`(?i)\bAS\s+(NOT\s+)?MATERIALIZED\b`)},       // a CTE computed once or inlined (Trino: a plain WITH)
 	{"CREATE MACRO", regexp.MustCompile(`(?i)\bCREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+)?MACRO\b`)},
 }
@@ -224,7 +225,7 @@ func TestDuckDBOnlyFindsWhatItMarks(t *testing.T) {
 		{"SELECT ks_u(a) FROM t", []string{"CREATE MACRO", "strftime"}},
 		{"SELECT a->>'$.b', c::INT, [1, 2], l[1:3], {k: 1} FROM t QUALIFY row_number() OVER () = 1", []string{"->>", "::", "QUALIFY", "[a, b]", "[start:end]", "{key: value}"}},
 		{"SELECT count(*) FILTER (WHERE a), l[1] FROM t GROUP BY ALL", []string{"GROUP BY ALL"}},
-		{"SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND a.t >= b.t SEMI JOIN c ON c.k = a.k", []string{"ASOF JOIN", "SEMI JOIN"}},
+		{"SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND a.t >= b.t SEMI JOIN c ON c.k = a.k ANTI JOIN d ON d.k = a.k", []string{"ANTI JOIN", "ASOF JOIN", "SEMI JOIN"}},
 		{"WITH a AS MATERIALIZED (SELECT 1), b AS NOT MATERIALIZED (SELECT 2) SELECT * FROM a, b", []string{"AS MATERIALIZED"}},
 	} {
 		if got := duckdbOnlyUses(c.query, only, macros); !slices.Equal(got, c.want) {
