@@ -25,12 +25,7 @@ func TestObjectsInPieceShareTheRows(t *testing.T) {
 			SELECT 'ns-' || lpad(CAST(i // 1000 AS VARCHAR), 2, '0') AS namespace, 'obj-' || i AS name
 			FROM range(50000) r(i)
 		),
-		ns AS (
-			SELECT namespace, count(*) AS n,
-			       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
-			       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
-			FROM objs GROUP BY namespace
-		),
+		`+namespaceShares+`,
 		placed AS (
 			SELECT o.namespace, o.name, p.piece,
 			       p.piece BETWEEN floor(ns.before * $1 / ns.total) AND ceil((ns.before + ns.n) * $1 / ns.total) - 1 AS inside
@@ -57,6 +52,15 @@ func TestObjectsInPieceShareTheRows(t *testing.T) {
 		t.Errorf("rows per piece from %d to %d, want within 20%% of %d", minRows, maxRows, share)
 	}
 }
+
+// namespaceShares is the CTE ns over objs (namespace, name): each namespace's rows (n), the rows of
+// the namespaces before it in order (before) and all rows (total), as the rule's ns_pieces has them.
+const namespaceShares = `ns AS (
+	SELECT namespace, count(*) AS n,
+	       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+	       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
+	FROM objs GROUP BY namespace
+)`
 
 // macrosConn returns a connection to an empty in-memory database of kubesift's tables, with the
 // queries' macros and times shown in UTC.
@@ -92,12 +96,7 @@ func TestPieceBucketsHoldTheirObjects(t *testing.T) {
 		var objects, missed, widest int
 		err := conn.QueryRowContext(ctx, `
 			WITH objs AS (`+layout.objects+`),
-			ns AS (
-				SELECT namespace, count(*) AS n,
-				       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
-				       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
-				FROM objs GROUP BY namespace
-			),
+			`+namespaceShares+`,
 			placed AS (
 				SELECT o.namespace, o.name, p.piece,
 				       list_contains(ks_piece_buckets(ns.before, ns.n, ns.total, $1, p.piece), ks_place_bucket('', o.namespace, o.name)) AS in_buckets
