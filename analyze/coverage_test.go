@@ -122,13 +122,7 @@ func TestMetadataCopyIsBlindAndTheLockFallbackFires(t *testing.T) {
 // TestPartialWithoutEndpointsWatches: lock writes with bodies but no endpoints watch in the log:
 // election-lock-churn still reports the locks and says its fan-out is unknown (partial).
 func TestPartialWithoutEndpointsWatches(t *testing.T) {
-	dir := auditCopy(t, "samples/election-lock-churn/audit.log", func(ev map[string]any) map[string]any {
-		ref, _ := ev["objectRef"].(map[string]any)
-		if res, _ := ref["resource"].(string); ev["verb"] == "watch" && (res == "endpoints" || res == "endpointslices") {
-			return nil
-		}
-		return ev
-	})
+	dir := auditCopy(t, "samples/election-lock-churn/audit.log", withoutEndpointsWatches)
 	rep := analyzeDir(t, dir)
 	c := coverageOfRule(t, rep, "election-lock-churn")
 	if c.Status != rules.Partial || !strings.Contains(c.String(), "no endpoints watches logged") {
@@ -136,6 +130,34 @@ func TestPartialWithoutEndpointsWatches(t *testing.T) {
 	}
 	if got := findingObjects(rep, "election-lock-churn"); len(got) == 0 {
 		t.Error("election-lock-churn reports nothing with the lock writes' bodies in the log")
+	}
+}
+
+// withoutEndpointsWatches drops the watches of endpoints and endpointslices (an auditCopy edit).
+func withoutEndpointsWatches(ev map[string]any) map[string]any {
+	ref, _ := ev["objectRef"].(map[string]any)
+	if res, _ := ref["resource"].(string); ev["verb"] == "watch" && (res == "endpoints" || res == "endpointslices") {
+		return nil
+	}
+	return ev
+}
+
+// TestNoPartialWithoutLocksWrittenOftenEnough: the coverage of the endpoints watches counts the
+// locks the rule reports: with min_updates_per_min above every lock's rate there is none, so no
+// fan-out is left uncounted and the rule is evaluated, with no finding.
+func TestNoPartialWithoutLocksWrittenOftenEnough(t *testing.T) {
+	dir := auditCopy(t, "samples/election-lock-churn/audit.log", withoutEndpointsWatches)
+	db := loadDB(t, dir, ingest.Options{})
+	set := map[string]map[string]any{"election-lock-churn": {"min_updates_per_min": 1000.0}}
+	rep, err := Run(context.Background(), db, builtin(t), Options{Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := coverageOfRule(t, rep, "election-lock-churn"); c.Status != rules.Evaluated {
+		t.Errorf("election-lock-churn without locks written 1,000 times a minute: %s; want evaluated", c)
+	}
+	if got := findingObjects(rep, "election-lock-churn"); len(got) != 0 {
+		t.Errorf("election-lock-churn reports %v with min_updates_per_min 1000", got)
 	}
 }
 

@@ -183,9 +183,9 @@ lock_stats AS (
 reportable_locks AS (
     SELECT *
     FROM lock_stats
-    WHERE updates >= CAST($min_updates_count AS BIGINT)
-      AND (NOT from_audit OR last_at = first_at
-           OR updates * 60.0 / epoch(last_at - first_at) >= CAST($min_updates_per_min AS DOUBLE))
+    WHERE CASE WHEN from_audit
+               THEN ks_lock_written_often(updates, epoch(last_at - first_at), $min_updates_count, $min_updates_per_min)
+               ELSE updates >= CAST($min_updates_count AS BIGINT) END
 ),
 -- only the reported locks need watchers and evidence
 reported AS (
@@ -320,10 +320,10 @@ ann_evidence_rows AS (
                        holder := holder, leader_transitions := transitions, watch_requests := NULL::BIGINT) AS ev
     FROM (SELECT r.lock_id, w.*,
                  row_number() OVER (PARTITION BY r.lock_id ORDER BY w.ts, w.audit_id) AS pos,
-                 count(*) OVER (PARTITION BY r.lock_id) AS writes
+                 count(*) OVER (PARTITION BY r.lock_id) AS n_writes
           FROM lock_writes_flag w
           JOIN reported r USING (cluster, kind, namespace, name))
-    WHERE pos <= 5 OR pos = writes OR holder_change OR action IN ('acquire', 'release')
+    WHERE pos <= 5 OR pos = n_writes OR holder_change OR action IN ('acquire', 'release')
     UNION ALL
     -- the distinct watchers, with their first watch request in the window
     SELECT lock_id, 2, pos,

@@ -41,6 +41,13 @@ CREATE OR REPLACE TEMP MACRO ks_piece_buckets(before, n, total, pieces, piece) A
           least(CAST(floor((CAST(piece + 1 AS DOUBLE) * CAST(total AS DOUBLE) / CAST(pieces AS DOUBLE) - CAST(before AS DOUBLE))
                            / CAST(n AS DOUBLE) * 256) AS BIGINT) + 1, 255) + 1);
 
+-- whether an annotation lock's audit writes make it a reported lock (election-lock-churn, and the coverage of its
+-- endpoints watches): at least min_count updates, written at min_per_min or faster over span_s, the seconds from its
+-- first to its last write (all at once counts as fast enough)
+CREATE OR REPLACE TEMP MACRO ks_lock_written_often(updates, span_s, min_count, min_per_min) AS
+    updates >= CAST(min_count AS BIGINT)
+    AND (span_s = 0 OR updates * 60.0 / span_s >= CAST(min_per_min AS DOUBLE));
+
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
 

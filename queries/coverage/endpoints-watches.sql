@@ -20,8 +20,7 @@ locks AS (
     SELECT cluster, namespace, name, CASE WHEN audit_writes > 0 THEN audit_writes ELSE snapshot_renewals END AS writes
     FROM observed
     WHERE CASE WHEN audit_writes > 0
-               THEN audit_writes >= CAST($min_updates_count AS BIGINT)
-                    AND (audit_span_s = 0 OR audit_writes * 60.0 / audit_span_s >= CAST($min_updates_per_min AS DOUBLE))
+               THEN ks_lock_written_often(audit_writes, audit_span_s, $min_updates_count, $min_updates_per_min)
                ELSE snapshot_renewals >= CAST($min_updates_count AS BIGINT) END
 ),
 lock_writes AS (
