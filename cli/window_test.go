@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -151,8 +153,11 @@ func TestCronJobManifestAnalysesWhatArrived(t *testing.T) {
 	for _, d := range []string{"data/snapshots", "audit"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
+	// The manifest keeps 7 days counted back from the wall clock, and the samples were recorded
+	// on 2026-11-21: their events are moved to the hour before now, keeping their order and gaps.
+	shift := time.Since(time.Date(2026, 11, 21, 7, 5, 0, 0, time.UTC)) // healthy's last event, 06:04, an hour ago
 	copyTo := func(from, to string) {
-		if err := os.WriteFile(filepath.Join(dir, "audit", to), readAll(t, from), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "audit", to), shiftEventTimes(t, readAll(t, from), shift), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,4 +172,21 @@ func TestCronJobManifestAnalysesWhatArrived(t *testing.T) {
 	if r := runCLI(t, args...); r.code != ExitOK || !strings.Contains(r.stdout, "not evaluated: watch-rewind ("+nothingNewReason+")") {
 		t.Errorf("a run with nothing new: exit %d\n%s", r.code, r.stdout)
 	}
+}
+
+// eventTimes matches an audit event's two timestamps.
+var eventTimes = regexp.MustCompile(`"(requestReceivedTimestamp|stageTimestamp)":"([^"]+)"`)
+
+// shiftEventTimes moves every audit event in a log of JSON lines by d, leaving the rest of each
+// line as it is.
+func shiftEventTimes(t *testing.T, log []byte, d time.Duration) []byte {
+	t.Helper()
+	return eventTimes.ReplaceAllFunc(log, func(m []byte) []byte {
+		sub := eventTimes.FindSubmatch(m)
+		at, err := time.Parse(time.RFC3339Nano, string(sub[2]))
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		return fmt.Appendf(nil, "%q:%q", sub[1], at.Add(d).Format(time.RFC3339Nano))
+	})
 }
