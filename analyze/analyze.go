@@ -215,8 +215,8 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 		peak.reset()
 	}
 	started := time.Now()
-	findings, err := runRule(ctx, schema, sandbox, spill, r, opt)
-	out.Profile = RuleProfile{Elapsed: time.Since(started), PeakRSS: peak.read()}
+	findings, err := runRule(ctx, schema, sandbox, spill, r, opt, &out.Profile)
+	out.Profile.Elapsed, out.Profile.PeakRSS = time.Since(started), peak.read()
 	if err != nil {
 		out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 		out.Reason = "failed: " + err.Error()
@@ -323,7 +323,8 @@ type summaryData struct {
 }
 
 // runRule runs r and returns its findings, their evidence kept in spill.
-func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) (_ []Finding, err error) {
+// prof gets the pieces it ran in.
+func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options, prof *RuleProfile) (_ []Finding, err error) {
 	tmpl, err := rules.SummaryTemplate(r.Summary)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -357,9 +358,45 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 	}
 	var out []Finding
 	for piece := range pieces {
-		found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
+		found, err := runPieceOrSplit(ctx, conn, spill, r, args, tmpl, params, piece, pieces, 0, prof)
 		if err != nil {
-			return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// splitFactor is how many smaller pieces a piece that ran out of memory runs again as, and
+// maxSplits how many times over: a rule's pieces are sized for its usual input (rules.Pieces), and
+// an input that crowds one piece (many reported objects in one share) still finishes, in pieces
+// down to splitFactor^maxSplits (64) times smaller.
+const (
+	splitFactor = 4
+	maxSplits   = 3
+)
+
+// runPieceOrSplit runs piece (from 0) of pieces of r. When it runs out of memory it runs again as
+// the splitFactor pieces of pieces*splitFactor that hold exactly its rows (the piece macros nest:
+// queries/macros.sql), up to maxSplits times; the query is staged before any row is read
+// (runPiece), so a piece that failed has no finding to take back. prof counts the pieces run and
+// split.
+func runPieceOrSplit(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r rules.Rule, args []any, tmpl *template.Template,
+	params map[string]any, piece, pieces int64, splits int, prof *RuleProfile) ([]Finding, error) {
+	found, err := runPiece(ctx, conn, spill, r, pieceArgs(r, args, piece, pieces), tmpl, params)
+	if err == nil {
+		prof.Pieces++
+		return found, nil
+	}
+	if !store.IsOutOfMemory(err) || splits == maxSplits {
+		return nil, fmt.Errorf("piece %d of %d: %w", piece+1, pieces, err)
+	}
+	prof.Splits++
+	var out []Finding
+	for sub := range int64(splitFactor) {
+		found, err := runPieceOrSplit(ctx, conn, spill, r, args, tmpl, params, piece*splitFactor+sub, pieces*splitFactor, splits+1, prof)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, found...)
 	}

@@ -109,7 +109,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 	spill := &evidenceSpill{}
 	defer spill.Close()
 	for _, r := range rs {
-		findings, err := runRule(context.Background(), db.Schema, conn, spill, r, Options{})
+		findings, err := runRule(context.Background(), db.Schema, conn, spill, r, Options{}, new(RuleProfile))
 		if err != nil {
 			t.Errorf("%s on empty tables: %v", r.ID, err)
 		} else if len(findings) != 0 {
@@ -315,6 +315,9 @@ func TestProfile(t *testing.T) {
 		if _, err := os.Stat("/proc/self/clear_refs"); err == nil && o.Profile.PeakRSS <= 0 {
 			t.Errorf("%s: no peak memory measured on Linux", o.Rule.ID)
 		}
+		if inPieces := o.Rule.Pieces != nil; inPieces != (o.Profile.Pieces > 0) {
+			t.Errorf("%s: runs in pieces: %v; pieces counted: %d", o.Rule.ID, inPieces, o.Profile.Pieces)
+		}
 	}
 	// the last line: the total time and the highest peak of the rules (the analysis's own peak)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -380,6 +383,45 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		!strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
 		t.Errorf("half the memory: %d findings (%s), want %d pieces for %d rows (%d under the default limit)",
 			len(rep.Findings), rep.Findings[0].Subject, want, all, rs[0].Pieces.Count(all, 1))
+	}
+}
+
+// TestPiecesThatRunOutOfMemorySplit runs the user rule of analyze/testdata/piecesplit, whose
+// aggregate cannot spill, in one piece under a memory limit that piece exceeds: the piece runs
+// again as smaller ones, the rule does not fail, its findings are those of one piece under the
+// default limit, and the profile counts the split.
+func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
+	ctx := context.Background()
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	rs, err := rules.LoadDir("analyze/testdata/piecesplit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roomy, err := Run(ctx, db, rs, Options{Pieces: 1})
+	if err != nil || roomy.Outcomes[0].Err != nil {
+		t.Fatalf("under the default limit: %v %v", err, roomy.Outcomes[0].Err)
+	}
+	if p := roomy.Outcomes[0].Profile; p.Pieces != 1 || p.Splits != 0 || len(roomy.Findings) == 0 {
+		t.Fatalf("under the default limit: %d pieces, %d split, %d findings", p.Pieces, p.Splits, len(roomy.Findings))
+	}
+	path := db.Path
+	db.Close()
+	tight, err := store.Open(ctx, path, ingest.Schema(), store.Options{MemoryLimit: "100MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tight.Close()
+	rep, err := Run(ctx, tight, rs, Options{Pieces: 1})
+	if err != nil || rep.Outcomes[0].Err != nil {
+		t.Fatalf("under 100MB: %v %v", err, rep.Outcomes[0].Err)
+	}
+	if p := rep.Outcomes[0].Profile; p.Splits == 0 || p.Pieces < splitFactor {
+		t.Errorf("under 100MB: %d pieces, %d split; want the one piece split", p.Pieces, p.Splits)
+	}
+	want, _ := json.Marshal(roomy.Findings)
+	got, _ := json.Marshal(rep.Findings)
+	if !bytes.Equal(got, want) {
+		t.Errorf("the split pieces found %d findings, one piece %d; they differ", len(rep.Findings), len(roomy.Findings))
 	}
 }
 

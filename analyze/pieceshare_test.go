@@ -53,12 +53,53 @@ func TestObjectsInPieceShareTheRows(t *testing.T) {
 	}
 }
 
+// TestPiecesNest checks that the piece macros nest: piece p of P pieces holds exactly the rows of
+// pieces p*k .. p*k + k - 1 of P*k (analyze runs those when piece p runs out of memory), for
+// ks_in_piece and for ks_object_in_piece, over 20,000 objects in namespaces of very unequal
+// sizes, P of 3 and 41, k of 2 and 4.
+func TestPiecesNest(t *testing.T) {
+	ctx := context.Background()
+	conn := macrosConn(t)
+	var objects, checked, mismatched int
+	err := conn.QueryRowContext(ctx, `
+		WITH objs AS (
+			SELECT 'ns-' || CAST(floor(sqrt(i)) AS BIGINT) % 37 AS namespace, 'obj-' || i AS name
+			FROM range(20000) r(i)
+		),
+		`+namespaceShares+`,
+		sizes AS (
+			SELECT p AS pieces, k, m AS mult FROM (VALUES (3), (41)) a(p), (VALUES (2), (4)) b(k), (VALUES (1), (k)) c(m)
+		),
+		-- every object's piece among P and among P*k pieces, as each macro places it
+		placed AS (
+			SELECT s.pieces, s.k, s.mult, o.name,
+			       list(p.piece) FILTER (WHERE ks_object_in_piece('', o.namespace, o.name, ns.before, ns.n, ns.total, s.pieces * s.mult, p.piece)) AS by_object,
+			       list(p.piece) FILTER (WHERE ks_in_piece('', o.name, p.piece, s.pieces * s.mult)) AS by_namespace
+			FROM objs o JOIN ns USING (namespace), sizes s, range(s.pieces * s.mult) p(piece)
+			GROUP BY ALL
+		),
+		pairs AS (
+			SELECT c.name, c.by_object AS coarse, f.by_object AS fine, c.by_namespace AS coarse_ns, f.by_namespace AS fine_ns, c.k
+			FROM placed c JOIN placed f ON f.pieces = c.pieces AND f.k = c.k AND f.name = c.name AND c.mult = 1 AND f.mult = c.k
+		)
+		SELECT count(DISTINCT name), count(*),
+		       count(*) FILTER (WHERE len(coarse) <> 1 OR len(fine) <> 1 OR fine[1] // k <> coarse[1]
+		                           OR len(coarse_ns) <> 1 OR len(fine_ns) <> 1 OR fine_ns[1] // k <> coarse_ns[1])
+		FROM pairs`).Scan(&objects, &checked, &mismatched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objects != 20000 || checked != 20000*4 || mismatched != 0 {
+		t.Errorf("%d of %d placements of %d objects do not nest", mismatched, checked, objects)
+	}
+}
+
 // namespaceShares is the CTE ns over objs (namespace, name): each namespace's rows (n), the rows of
 // the namespaces before it in order (before) and all rows (total), as the rule's ns_pieces has them.
 const namespaceShares = `ns AS (
 	SELECT namespace, count(*) AS n,
 	       coalesce(sum(count(*)) OVER (ORDER BY namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
-	       CAST(sum(count(*)) OVER () AS DOUBLE) AS total
+	       CAST(sum(count(*)) OVER () AS BIGINT) AS total
 	FROM objs GROUP BY namespace
 )`
 

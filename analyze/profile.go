@@ -16,6 +16,9 @@ import (
 type RuleProfile struct {
 	Elapsed time.Duration
 	PeakRSS int64 // bytes
+	// Pieces is how many pieces a rule that runs in pieces ran in (0 for any other rule), and Splits
+	// how many of them ran out of memory and ran again as smaller pieces (see runPieceOrSplit).
+	Pieces, Splits int64
 }
 
 // peakRSS measures the process's peak resident memory from one resetPeakRSS to the next read:
@@ -48,12 +51,12 @@ func (p *peakRSS) read() int64 {
 	return 0
 }
 
-// WriteProfile prints each rule's wall time, peak memory and findings (analyze --profile), and
+// WriteProfile prints each rule's wall time, peak memory, findings and pieces (analyze --profile), and
 // on the last line their total time and the highest of their peaks: the peak of the whole analysis,
 // which the process's own high-water mark (time's %M) no longer shows once the rules reset it.
 func (rep *Report) WriteProfile(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rule\ttime\tpeak RSS\tfindings\t")
+	fmt.Fprintln(tw, "rule\ttime\tpeak RSS\tfindings\tpieces\t")
 	var total time.Duration
 	var highest int64
 	for _, o := range rep.Outcomes {
@@ -65,11 +68,23 @@ func (rep *Report) WriteProfile(w io.Writer) error {
 		case !o.Evaluated:
 			state = "not evaluated"
 		}
-		fmt.Fprintf(tw, "%s\t%.2f s\t%s\t%s\t\n", o.Rule.ID, o.Profile.Elapsed.Seconds(), mebibytes(o.Profile.PeakRSS), state)
+		fmt.Fprintf(tw, "%s\t%.2f s\t%s\t%s\t%s\t\n", o.Rule.ID, o.Profile.Elapsed.Seconds(), mebibytes(o.Profile.PeakRSS), state, o.Profile.pieces())
 		total += o.Profile.Elapsed
 	}
-	fmt.Fprintf(tw, "all rules\t%.2f s\t%s\t\t\n", total.Seconds(), mebibytes(highest))
+	fmt.Fprintf(tw, "all rules\t%.2f s\t%s\t\t\t\n", total.Seconds(), mebibytes(highest))
 	return tw.Flush()
+}
+
+// pieces shows the pieces a rule ran in and, when some ran out of memory, how many were split:
+// empty for a rule that does not run in pieces.
+func (p RuleProfile) pieces() string {
+	switch {
+	case p.Pieces == 0:
+		return ""
+	case p.Splits == 0:
+		return strconv.FormatInt(p.Pieces, 10)
+	}
+	return fmt.Sprintf("%d (%d split)", p.Pieces, p.Splits)
 }
 
 // mebibytes shows a peak in MiB, or "-" when it is unknown.

@@ -212,7 +212,7 @@ func CheckQueries(ctx context.Context, schema store.Schema, rs []rules.Rule) err
 	defer spill.Close()
 	var errs []error
 	for _, r := range rs {
-		if _, err := runRule(ctx, schema, conn, spill, r, Options{}); err != nil {
+		if _, err := runRule(ctx, schema, conn, spill, r, Options{}, new(RuleProfile)); err != nil {
 			errs = append(errs, fmt.Errorf("%s.sql: %w", r.ID, err))
 		}
 		if _, err := gaps(ctx, conn, r, Options{}); err != nil {

@@ -35,11 +35,11 @@ WITH
 -- its bounds, the objects whose place falls in it (ks_object_in_piece)
 ns_pieces AS MATERIALIZED (
     SELECT cluster, namespace, before, n, total, pieces, first,
-           greatest(CAST(ceil((before + n) * pieces / total) AS BIGINT) - first, 1) AS span
-    FROM (SELECT *, CAST(floor(before * pieces / total) AS BIGINT) AS first
+           greatest(((before + n) * pieces + total - 1) // total - first, 1) AS span
+    FROM (SELECT *, before * pieces // total AS first
           FROM (SELECT cluster, namespace, CAST(n AS BIGINT) AS n, CAST($pieces AS BIGINT) AS pieces,
                        CAST(coalesce(sum(n) OVER (ORDER BY cluster, namespace ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS before,
-                       CAST(sum(n) OVER () AS DOUBLE) AS total
+                       CAST(sum(n) OVER () AS BIGINT) AS total
                 FROM stage_lock_namespaces))
 ),
 -- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers. Only the namespaces

@@ -11,30 +11,29 @@ CREATE OR REPLACE TEMP MACRO ks_time_ms(t) AS strftime(t AT TIME ZONE 'UTC', '%Y
 CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ');
 
 -- a rule that runs in pieces ($piece of $pieces, see rules.Pieces) reads only the rows whose cluster and namespace
--- hash to its piece: no finding of such a rule spans two namespaces
+-- hash to its piece: no finding of such a rule spans two namespaces. The pieces are equal ranges of the 64-bit hash,
+-- computed in integers, so that piece p of P holds exactly the rows of pieces p*k .. p*k + k - 1 of P*k (a piece that
+-- runs out of memory is run again as those, see analyze)
 CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
-    hash(coalesce(cluster, ''), coalesce(namespace, '')) % CAST(pieces AS UBIGINT) = CAST(piece AS UBIGINT);
+    (CAST(hash(coalesce(cluster, ''), coalesce(namespace, '')) AS HUGEINT) * CAST(pieces AS HUGEINT)) >> 64 = CAST(piece AS HUGEINT);
 -- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name) of
 -- its piece, when the namespaces in order take consecutive shares of all the rows (total): a namespace's rows are
 -- [before, before + n), each of its objects stands at a point of that range set by a hash of its name, and the object
--- is in the piece of that point (of pieces equal shares of total), kept within the pieces the namespace's range meets
--- (floor(before * pieces / total) .. ceil((before + n) * pieces / total) - 1). So every piece gets its share of each
+-- is in the piece of that point (of pieces equal shares of total), which lies within the pieces the namespace's range
+-- meets (before * pieces // total .. ceil((before + n) * pieces / total) - 1). So every piece gets its share of each
 -- namespace it meets: a namespace smaller than a piece stays in one or two pieces, a large one is spread over its
--- range, and the pieces stay equal however the namespaces fall on their bounds (see queries/election-lock-churn.sql)
+-- range, and the pieces stay equal however the namespaces fall on their bounds (see queries/election-lock-churn.sql).
+-- The point is before + n * hash / 2^64, in integers scaled by 2^64, so that the pieces nest as ks_in_piece's do
 CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, before, n, total, pieces, piece) AS
-    -- the place is never before the range's start, so its piece never before the first; a place that rounds up to the
-    -- range's end (a hash near 2^64) would fall in the piece after the last, hence least()
-    least(CAST(floor((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)
-                         * (hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0))
-                     * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT),
-          CAST(ceil((CAST(before AS DOUBLE) + CAST(n AS DOUBLE)) * CAST(pieces AS DOUBLE) / CAST(total AS DOUBLE)) AS BIGINT) - 1)
-        = CAST(piece AS BIGINT);
+    ((CAST(before AS HUGEINT) << 64) + CAST(n AS HUGEINT) * CAST(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) AS HUGEINT))
+        * CAST(pieces AS HUGEINT) // (CAST(total AS HUGEINT) << 64)
+        = CAST(piece AS HUGEINT);
 
 -- the place of an object in 256 buckets (0-255), and the buckets that a piece's share of a namespace covers (with one
 -- bucket of slack each side, for rounding; ks_object_in_piece decides): a staged table sorted by namespace and bucket,
 -- joined on both, lets a piece's scan skip the row groups of the other pieces of a namespace that spans several
 CREATE OR REPLACE TEMP MACRO ks_place_bucket(cluster, namespace, name) AS
-    least(CAST(floor(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) / 18446744073709551616.0 * 256) AS BIGINT), 255);
+    CAST(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) >> 56 AS BIGINT);
 CREATE OR REPLACE TEMP MACRO ks_piece_buckets(before, n, total, pieces, piece) AS
     range(greatest(CAST(floor((CAST(piece AS DOUBLE) * CAST(total AS DOUBLE) / CAST(pieces AS DOUBLE) - CAST(before AS DOUBLE))
                               / CAST(n AS DOUBLE) * 256) AS BIGINT) - 1, 0),

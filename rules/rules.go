@@ -77,7 +77,9 @@ const (
 // proportionally fewer or more rows under a larger or smaller one, each piece reading only its
 // share of every input (by keys no finding spans, e.g. cluster and namespace, or each object for
 // findings about one object: ks_in_piece, ks_object_in_piece), so that a piece's memory stays
-// that of an input of Rows rows under the default limit.
+// that of an input of Rows rows under the default limit. A piece that runs out of memory anyway
+// (its share crowded with what the query cannot spill) runs again as smaller pieces, which the
+// piece macros nest exactly (see analyze).
 type Pieces struct {
 	Table string `yaml:"table"`
 	Rows  int64  `yaml:"rows"`

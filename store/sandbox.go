@@ -349,3 +349,10 @@ func (s *Sandbox) CopyParquet(ctx context.Context, query string, w io.Writer) (o
 	_, err = io.Copy(w, f)
 	return true, err
 }
+
+// IsOutOfMemory reports whether err is DuckDB's out-of-memory error: a query needed more than the
+// memory limit in state it cannot spill (an aggregate's strings and lists, for one).
+func IsOutOfMemory(err error) bool {
+	var de *duckdb.Error
+	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
+}

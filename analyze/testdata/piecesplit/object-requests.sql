@@ -1,0 +1,14 @@
+-- object-requests: the requests of each named object, in pieces ($piece of $pieces): each piece reads the objects whose
+-- name hashes to it (ks_in_piece over the cluster and the object's key), and holds their request URIs, 100 times each,
+-- in one string per object
+SELECT 'object-requests' AS rule, 'info' AS severity, cluster, namespace, name, NULL::VARCHAR AS subject,
+       first_seen, last_seen, count, struct_pack(uri_bytes := uri_bytes) AS facts, NULL::JSON AS evidence
+FROM (SELECT coalesce(cluster, '') AS cluster, coalesce(namespace, '') AS namespace, resource || '/' || name AS name,
+             min(stage_at) AS first_seen, max(stage_at) AS last_seen, count(*) AS count,
+             len(string_agg(repeat(request_uri, 100), '')) AS uri_bytes
+      FROM audit_events
+      WHERE name IS NOT NULL AND resource IS NOT NULL AND request_uri IS NOT NULL
+        AND stage_at >= ks_window_start($since) AND stage_at <= ks_window_end($until)
+        AND ks_in_piece(cluster, concat_ws('/', namespace, resource, name), $piece, $pieces)
+      GROUP BY ALL)
+ORDER BY first_seen, cluster, namespace, name
