@@ -183,6 +183,24 @@ reqs_win AS (
 watch_reqs AS (
     SELECT * FROM reqs_win WHERE verb = 'watch'
 ),
+-- A stream whose watches each start after the one before it ended (in order of start; every watch but the last logged
+-- as ended, and not before it started) is one loop: each watch's predecessor below would be the watch before it, and
+-- the chain of them the whole stream. Most streams are such (a reflector runs one watch at a time), so only the watches
+-- of the other streams go through the predecessors and the pointer jumping below (on the real recordings replicated to
+-- 10M events those took a fifth of the rule's CPU time, for every watch)
+stream_shapes AS (
+    SELECT stream, bool_and(follows) AS one_loop
+    FROM (SELECT stream,
+                 coalesce(ended >= recv, lead(recv) OVER s IS NULL)
+                 AND coalesce(recv > lag(ended) OVER s, true) AS follows
+          FROM watch_reqs
+          WINDOW s AS (PARTITION BY stream ORDER BY recv, audit_id))
+    GROUP BY stream
+),
+-- the watches of the streams that may run several loops at once
+overlapping_reqs AS (
+    SELECT w.* FROM watch_reqs w SEMI JOIN stream_shapes s ON s.stream = w.stream AND NOT s.one_loop
+),
 -- Watch loops. One client may run several watches of one collection at once (an unfiltered and a
 -- metadata-only informer, two controllers in one process): their versions interleave, and only
 -- each loop's own sequence says whether it went back. A client re-watches when its previous watch
@@ -198,11 +216,11 @@ watch_reqs AS (
 handover_buckets AS (
     SELECT w.cluster, w.audit_id, w.stream, w.recv, w.apiserver,
            unnest([epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT), epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) + 1]) AS slot
-    FROM watch_reqs w
+    FROM overlapping_reqs w
 ),
 ended_watches AS (
     SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
-    FROM watch_reqs
+    FROM overlapping_reqs
     -- a watch logged as ending before it started (a broken clock or log) continues no other: so every link goes
     -- forward in time, the links never close a cycle, and the pointer jumping of loops ends
     WHERE ended IS NOT NULL AND ended >= recv
@@ -219,7 +237,7 @@ pred_handover AS (
 ),
 pred_before AS (
     SELECT w.cluster, w.audit_id, p.audit_id AS prev_id
-    FROM watch_reqs w
+    FROM overlapping_reqs w
     ASOF JOIN ended_watches p
       ON p.stream = w.stream AND p.ended < w.recv
 ),
@@ -231,7 +249,7 @@ pred AS (
 ),
 links AS (
     SELECT p.cluster, p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
-    FROM pred p JOIN watch_reqs w ON w.cluster = p.cluster AND w.audit_id = p.audit_id
+    FROM pred p JOIN overlapping_reqs w ON w.cluster = p.cluster AND w.audit_id = p.audit_id
     GROUP BY p.cluster, p.prev_id
 ),
 -- Each watch's loop is named by the loop's first watch, found by pointer jumping: every watch starts at its
@@ -255,19 +273,22 @@ loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
     JOIN recurring.loops p ON p.cluster = c.cluster AND p.audit_id = c.loop_id
     WHERE NOT c.at_first
 ),
--- the sequence of watch requests of each loop, with what came before
+-- the sequence of watch requests of each loop, with what came before (a stream of one loop is one partition: its loop
+-- key is NULL)
 watches AS (
-    SELECT w.*,
-           max(w.rv) OVER (PARTITION BY w.stream, coalesce(c.loop_id, w.audit_id) ORDER BY w.recv, w.audit_id
+    SELECT w.cluster, w.audit_id, w.stream, w.apiserver, w.verb, w.recv, w.ended, w.latency_ms, w.code, w.rv, w.in_win,
+           max(w.rv) OVER (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.audit_id
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
            lag(w.rv) OVER s AS prev_rv,
            lag(w.audit_id) OVER s AS prev_audit_id,
            lag(w.recv) OVER s AS prev_recv,
            lag(w.ended) OVER s AS prev_ended,
            lag(w.apiserver) OVER s AS prev_apiserver
-    FROM watch_reqs w
-    LEFT JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id
-    WINDOW s AS (PARTITION BY w.stream, coalesce(c.loop_id, w.audit_id) ORDER BY w.recv, w.audit_id)
+    FROM (SELECT w.*, CASE WHEN NOT k.one_loop THEN coalesce(c.loop_id, w.audit_id) END AS loop_key
+          FROM watch_reqs w
+          JOIN stream_shapes k ON k.stream = w.stream
+          LEFT JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id) w
+    WINDOW s AS (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.audit_id)
 ),
 -- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
 gone_lists AS (
