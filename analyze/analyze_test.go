@@ -367,13 +367,7 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		t.Errorf("the window (%d rows) does not make fewer pieces than the whole table (%d rows)", windowed, all)
 	}
 	// under half the default memory limit, pieces of half the rows: twice as many
-	path := db.Path
-	db.Close()
-	half, err := store.Open(ctx, path, ingest.Schema(), store.Options{MemoryLimit: "425MB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer half.Close()
+	half := reopen(t, db, "425MB")
 	rep, err := Run(ctx, half, rs, Options{})
 	if err != nil || rep.Outcomes[0].Err != nil {
 		t.Fatalf("half the memory: %v %v", err, rep.Outcomes[0].Err)
@@ -404,14 +398,7 @@ func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
 	if p := roomy.Outcomes[0].Profile; p.Pieces != 1 || p.Splits != 0 || len(roomy.Findings) == 0 {
 		t.Fatalf("under the default limit: %d pieces, %d split, %d findings", p.Pieces, p.Splits, len(roomy.Findings))
 	}
-	path := db.Path
-	db.Close()
-	tight, err := store.Open(ctx, path, ingest.Schema(), store.Options{MemoryLimit: "100MB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tight.Close()
-	rep, err := Run(ctx, tight, rs, Options{Pieces: 1})
+	rep, err := Run(ctx, reopen(t, db, "100MB"), rs, Options{Pieces: 1})
 	if err != nil || rep.Outcomes[0].Err != nil {
 		t.Fatalf("under 100MB: %v %v", err, rep.Outcomes[0].Err)
 	}
@@ -423,6 +410,19 @@ func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("the split pieces found %d findings, one piece %d; they differ", len(rep.Findings), len(roomy.Findings))
 	}
+}
+
+// reopen closes db and opens its file again under the memory limit limit, until the test ends.
+func reopen(t *testing.T, db *store.DB, limit string) *store.DB {
+	t.Helper()
+	path := db.Path
+	db.Close()
+	again, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{MemoryLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	return again
 }
 
 func ptr[T any](v T) *T { return &v }
