@@ -154,18 +154,20 @@ func TestCronJobManifestAnalysesWhatArrived(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
 	// The manifest keeps 7 days counted back from the wall clock, and the samples were recorded
-	// on 2026-11-21: their events are moved to the hour before now, keeping their order and gaps.
-	shift := time.Since(time.Date(2026, 11, 21, 7, 5, 0, 0, time.UTC)) // healthy's last event, 06:04, an hour ago
-	copyTo := func(from, to string) {
-		if err := os.WriteFile(filepath.Join(dir, "audit", to), shiftEventTimes(t, readAll(t, from), shift), 0o644); err != nil {
+	// days ago: their events are moved so that the latest of them is an hour before now, keeping
+	// their order and gaps.
+	healthy, late := readAll(t, "../samples/healthy/audit.log"), readAll(t, "../samples/watch-rewind/audit.log")
+	shift := time.Now().Add(-time.Hour).Sub(latestEventTime(t, healthy, late))
+	copyTo := func(log []byte, to string) {
+		if err := os.WriteFile(filepath.Join(dir, "audit", to), shiftEventTimes(t, log, shift), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	copyTo("../samples/healthy/audit.log", "audit.log")
+	copyTo(healthy, "audit.log")
 	if r := runCLI(t, args...); r.code != ExitOK {
 		t.Fatalf("first run: %+v", r)
 	}
-	copyTo("../samples/watch-rewind/audit.log", "audit-late-export.log") // older events
+	copyTo(late, "audit-late-export.log") // older events
 	if r := runCLI(t, args...); r.code != ExitFindings || !strings.Contains(r.stdout, "watch-rewind") {
 		t.Errorf("the run after the late log arrived: exit %d\n%s", r.code, r.stdout)
 	}
@@ -177,16 +179,37 @@ func TestCronJobManifestAnalysesWhatArrived(t *testing.T) {
 // eventTimes matches an audit event's two timestamps.
 var eventTimes = regexp.MustCompile(`"(requestReceivedTimestamp|stageTimestamp)":"([^"]+)"`)
 
+// eventTime splits a match of eventTimes into its field name and its time.
+func eventTime(t *testing.T, match []byte) (field []byte, at time.Time) {
+	t.Helper()
+	sub := eventTimes.FindSubmatch(match)
+	at, err := time.Parse(time.RFC3339Nano, string(sub[2]))
+	if err != nil {
+		t.Fatalf("%s: %v", match, err)
+	}
+	return sub[1], at
+}
+
+// latestEventTime is the latest audit event time in logs of JSON lines.
+func latestEventTime(t *testing.T, logs ...[]byte) time.Time {
+	t.Helper()
+	var latest time.Time
+	for _, log := range logs {
+		for _, match := range eventTimes.FindAll(log, -1) {
+			if _, at := eventTime(t, match); at.After(latest) {
+				latest = at
+			}
+		}
+	}
+	return latest
+}
+
 // shiftEventTimes moves every audit event in a log of JSON lines by d, leaving the rest of each
 // line as it is.
 func shiftEventTimes(t *testing.T, log []byte, d time.Duration) []byte {
 	t.Helper()
-	return eventTimes.ReplaceAllFunc(log, func(m []byte) []byte {
-		sub := eventTimes.FindSubmatch(m)
-		at, err := time.Parse(time.RFC3339Nano, string(sub[2]))
-		if err != nil {
-			t.Fatalf("%s: %v", m, err)
-		}
-		return fmt.Appendf(nil, "%q:%q", sub[1], at.Add(d).Format(time.RFC3339Nano))
+	return eventTimes.ReplaceAllFunc(log, func(match []byte) []byte {
+		field, at := eventTime(t, match)
+		return fmt.Appendf(nil, "%q:%q", field, at.Add(d).Format(time.RFC3339Nano))
 	})
 }
