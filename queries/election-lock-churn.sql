@@ -100,8 +100,9 @@ lock_writes AS (
            p.source_line, p.holder, p.transitions, p.prev_holder,
            CASE WHEN p.rec IS NULL THEN 'write'
                 WHEN coalesce(p.holder, '') = '' THEN 'release'
+                -- a record that is not JSON (a hand edit) has no holder, as in ann_raw
                 WHEN p.prev_rec IS NULL
-                  OR p.holder IS DISTINCT FROM json_extract_string(p.prev_rec, '$.holderIdentity') THEN 'acquire'
+                  OR p.holder IS DISTINCT FROM CASE WHEN json_valid(p.prev_rec) THEN json_extract_string(p.prev_rec, '$.holderIdentity') END THEN 'acquire'
                 WHEN p.rec = p.prev_rec THEN 'write'
                 ELSE 'renew' END AS action
     FROM ann_parsed p
