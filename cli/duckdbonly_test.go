@@ -57,6 +57,7 @@ var duckdbConstructs = []struct {
 	{"TYPE[]", regexp.MustCompile(`\w\[\]`)},                                            // list type (Trino: ARRAY(TYPE))
 	{"INTERVAL n UNIT", regexp.MustCompile(`(?i)\bINTERVAL\s+[0-9(]`)},                  // unquoted interval (standard: INTERVAL '1' SECOND)
 	{"TIMESTAMPTZ", regexp.MustCompile(`(?i)\bTIMESTAMPTZ\b`)},                          // Trino: TIMESTAMP WITH TIME ZONE
+	{"HUGEINT", regexp.MustCompile(`(?i)\bU?HUGEINT\b`)},                                // 128-bit integer (Trino: DECIMAL(38, 0))
 	{"ASOF JOIN", regexp.MustCompile(`(?i)\bASOF\s+(LEFT\s+)?JOIN\b`)},                  // the nearest row by an inequality (Trino: a window over a union)
 	{"SEMI JOIN", regexp.MustCompile(`(?i)\bSEMI\s+JOIN\b`)},                            // Trino: WHERE EXISTS
 	{"ANTI JOIN", regexp.MustCompile(`(?i)\bANTI\s+JOIN\b`)},                            // Trino: WHERE NOT EXISTS
