@@ -73,7 +73,7 @@ epoch_starts AS (
     SELECT r.cluster, r.t, epoch_ms(r.t) AS t_ms,
            CAST(sum(count(*)) OVER (PARTITION BY r.cluster ORDER BY r.t) AS BIGINT) AS epoch
     FROM server_revisions r
-    WHERE r.rv * 2 < r.prev_rv
+    WHERE CAST(r.rv AS HUGEINT) * 2 < r.prev_rv -- exact for any 64-bit resourceVersion a body logged
     GROUP BY r.cluster, r.t
 ),
 -- the minutes in which an epoch starts
