@@ -228,6 +228,7 @@ func TestDuckDBOnlyFindsWhatItMarks(t *testing.T) {
 		{"SELECT count(*) FILTER (WHERE a), l[1] FROM t GROUP BY ALL", []string{"GROUP BY ALL"}},
 		{"SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND a.t >= b.t SEMI JOIN c ON c.k = a.k ANTI JOIN d ON d.k = a.k", []string{"ANTI JOIN", "ASOF JOIN", "SEMI JOIN"}},
 		{"WITH a AS MATERIALIZED (SELECT 1), b AS NOT MATERIALIZED (SELECT 2) SELECT * FROM a, b", []string{"AS MATERIALIZED"}},
+		{"SELECT CAST(a AS HUGEINT) * 2, b::UHUGEINT FROM t WHERE c = 'HUGEINT'", []string{"::", "HUGEINT"}},
 	} {
 		if got := duckdbOnlyUses(c.query, only, macros); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v, want %v", c.query, got, c.want)
