@@ -38,8 +38,9 @@ ep_writes AS (
                     a.request_object->'metadata'->'labels'->>'kubernetes.io/service-name') AS body_service,
            coalesce(a.username, '') AS username, coalesce(a.user_agent, '') AS user_agent,
            a.received_at, a.stage_at, a.code, a.source_file, a.source_line,
-           -- a slice's addresses, from the body the write logged
-           list_distinct(flatten(CAST(json_extract(coalesce(a.response_object, a.request_object), '$.endpoints[*].addresses') AS VARCHAR[][]))) AS body_addrs
+           -- a slice's addresses, from the body the write logged (an endpoint whose addresses are no list adds none)
+           list_distinct(flatten(list_transform(json_extract(coalesce(a.response_object, a.request_object), '$.endpoints[*].addresses'),
+                                                x -> TRY_CAST(x AS VARCHAR[])))) AS body_addrs
     FROM audit_events a
     WHERE a.stage = 'ResponseComplete'
       -- an IN list or an OR is only a zone-map hint to DuckDB's scan, which then fetches the bodies of every write
