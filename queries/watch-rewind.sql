@@ -343,6 +343,8 @@ repeat_buckets AS (
     FROM repeat_cands c
     JOIN audit_events a ON coalesce(a.cluster, '') = c.cluster AND coalesce(a.api_group, '') = c.api_group
                        AND a.resource = c.resource AND a.stage_at >= c.lo AND a.stage_at <= c.hi
+                       -- the bounds of writes: a long window of a short run reads no more than its lookback
+                       AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
     WHERE epoch_ms(c.hi) // 60000 - epoch_ms(c.lo) // 60000 >= 1440
 ),
 -- each write under the scopes of the watches it is delivered to (its namespace or all, its name or all), unnested
