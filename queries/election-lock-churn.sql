@@ -64,10 +64,11 @@ ann_raw AS (
     FROM writes w
     WHERE w.resource IN ('endpoints', 'configmaps')
 ),
--- each write with the record and the holder before it (one window: both share its partitions and order)
+-- each write with the record before it and that record's holder (read once, in ann_raw), and the holder before it
+-- (one window: both share its partitions and order)
 ann_parsed AS (
     SELECT r.*,
-           lag(r.rec IGNORE NULLS) OVER w AS prev_rec,
+           lag(CASE WHEN r.rec IS NOT NULL THEN struct_pack(rec := r.rec, holder := r.holder) END IGNORE NULLS) OVER w AS prev_rec,
            lag(nullif(r.holder, '') IGNORE NULLS) OVER w AS prev_holder
     FROM ann_raw r
     WINDOW w AS (PARTITION BY r.cluster, r.kind, r.namespace, r.name ORDER BY r.ts, r.audit_id)
@@ -90,7 +91,7 @@ ann_locks AS (
 lock_writers AS (
     SELECT DISTINCT cluster, kind, namespace, name, username
     FROM ann_parsed
-    WHERE in_win AND rec IS NOT NULL AND rec IS DISTINCT FROM prev_rec
+    WHERE in_win AND rec IS NOT NULL AND rec IS DISTINCT FROM prev_rec.rec
 ),
 -- the lock writes: every successful write of a lock object by one of its lock writers (client-go renews with
 -- second-precision times, so two renewals within a second carry the same annotation), plus writes of a known lock
@@ -100,10 +101,8 @@ lock_writes AS (
            p.source_line, p.holder, p.transitions, p.prev_holder,
            CASE WHEN p.rec IS NULL THEN 'write'
                 WHEN coalesce(p.holder, '') = '' THEN 'release'
-                -- a record that is not JSON (a hand edit) has no holder, as in ann_raw
-                WHEN p.prev_rec IS NULL
-                  OR p.holder IS DISTINCT FROM CASE WHEN json_valid(p.prev_rec) THEN json_extract_string(p.prev_rec, '$.holderIdentity') END THEN 'acquire'
-                WHEN p.rec = p.prev_rec THEN 'write'
+                WHEN p.prev_rec IS NULL OR p.holder IS DISTINCT FROM p.prev_rec.holder THEN 'acquire'
+                WHEN p.rec = p.prev_rec.rec THEN 'write'
                 ELSE 'renew' END AS action
     FROM ann_parsed p
     JOIN ann_locks k USING (cluster, kind, namespace, name)
