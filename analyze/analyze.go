@@ -106,6 +106,9 @@ type Options struct {
 	// count its table's rows and the memory limit give (rule tests, see rules.TestCase.Pieces).
 	Pieces int64
 
+	// memoryLimit is the database's memory limit as given (--memory-limit), for the advice of a
+	// rule that runs out of memory (outOfMemoryError); set by Run.
+	memoryLimit string
 	// memoryShare is the database's memory limit as a share of the default one, by which the rows
 	// of a rule's pieces scale (see rules.Pieces); set by Run.
 	memoryShare float64
@@ -117,7 +120,7 @@ type Options struct {
 // The findings' evidence is kept in a temporary file (see Finding.Evidence) until the report is
 // closed (Report.Close).
 func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Report, error) {
-	opt.memoryShare = db.MemoryShare()
+	opt.memoryShare, opt.memoryLimit = db.MemoryShare(), db.MemoryLimit()
 	spill := &evidenceSpill{}
 	rep := &Report{Since: opt.Since, Until: opt.Until, spills: []*evidenceSpill{spill}}
 	var clusterNames []string
@@ -218,6 +221,9 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 	findings, err := runRule(ctx, schema, sandbox, spill, r, opt, &out.Profile)
 	out.Profile.Elapsed, out.Profile.PeakRSS = time.Since(started), peak.read()
 	if err != nil {
+		if store.IsOutOfMemory(err) {
+			err = outOfMemoryError{err: err, limit: opt.memoryLimit}
+		}
 		out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 		out.Reason = "failed: " + err.Error()
 		return out, nil
@@ -227,10 +233,26 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 	return out, findings
 }
 
-// createMacros defines the macros the queries share (queries/macros.sql) on conn, as TEMP
-// macros: they live with the connection and write nothing to the database.
+// outOfMemoryError is a rule that ran out of memory (store.IsOutOfMemory), worded for kubesift's
+// user: DuckDB's message ends with advice on settings (SET threads, SET memory_limit) that the
+// sandbox does not let anyone change, so only its first line is kept, followed by what the user
+// can do.
+type outOfMemoryError struct {
+	err   error
+	limit string
+}
+
+func (e outOfMemoryError) Error() string {
+	first, _, _ := strings.Cut(e.err.Error(), "\n")
+	return fmt.Sprintf("%s: the rule needs more memory than --memory-limit %s gives it over this input; "+
+		"raise --memory-limit, or analyse a shorter window (--since/--until)", first, e.limit)
+}
+
+func (e outOfMemoryError) Unwrap() error { return e.err }
+
 // openSandbox returns the read-only connection that rules (and their charts) run on, with the
-// rules' shared macros defined.
+// rules' shared macros (queries/macros.sql) defined as TEMP macros: they live with the connection
+// and write nothing to the database.
 func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 	sandbox, err := db.Sandboxed(ctx)
 	if err != nil {

@@ -412,6 +412,39 @@ func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
 	}
 }
 
+// TestRuleOutOfMemorySaysWhatToDo runs a user rule whose aggregate cannot spill under 100MB: it
+// fails, and its error says what the user can change (the memory limit, the window) instead of
+// DuckDB's advice on settings the sandbox locks, and is still DuckDB's out-of-memory error.
+func TestRuleOutOfMemorySaysWhatToDo(t *testing.T) {
+	ctx := context.Background()
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	rs, err := rules.LoadDir("analyze/testdata/outofmemory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, reopen(t, db, "100MB"), rs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rep.Outcomes[0]
+	if out.Err == nil {
+		t.Fatal("the rule did not run out of memory under 100MB")
+	}
+	if !store.IsOutOfMemory(out.Err) {
+		t.Errorf("not DuckDB's out-of-memory error any more: %v", out.Err)
+	}
+	for _, msg := range []string{out.Err.Error(), out.Reason} {
+		for _, want := range []string{"Out of Memory Error", "--memory-limit 100MB", "raise --memory-limit", "--since/--until"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%q does not say %q", msg, want)
+			}
+		}
+		if strings.Contains(msg, "SET ") || strings.Contains(msg, "\n") {
+			t.Errorf("%q keeps DuckDB's advice on settings", msg)
+		}
+	}
+}
+
 // reopen closes db and opens its file again under the memory limit limit, until the test ends.
 func reopen(t *testing.T, db *store.DB, limit string) *store.DB {
 	t.Helper()
