@@ -91,60 +91,71 @@ gone_list_ids AS (
       AND coalesce(a.subresource, '') = ''
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
 ),
--- the watch requests and the lists answered 410 Expired of collections, one row per request (cluster and audit ID).
--- Their events are read in two scans whose verb equality DuckDB pushes into the scan (an IN list it does not:
--- it scans every row and filters above). All the events of a kept list are read: it has one answered 410.
-reqs AS (
+-- the events of the watch requests and of the lists answered 410 Expired of collections, read in two scans whose verb
+-- equality DuckDB pushes into the scan (an IN list it does not: it scans every row and filters above). All the events
+-- of a kept list are read: it has one answered 410. Read twice, by req_stats and reqs (not materialized: every column
+-- of every watch event, held once more)
+req_events AS NOT MATERIALIZED (
+    SELECT a.*
+    FROM audit_events a
+    WHERE a.verb = 'watch'
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') = ''
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+    UNION ALL
+    SELECT a.*
+    FROM audit_events a
+    SEMI JOIN gone_list_ids g ON g.cluster = coalesce(a.cluster, '') AND g.audit_id = a.audit_id
+    -- the events of a list answered 410 answer 410 or nothing (RequestReceived): read in the scan, the code spares
+    -- fetching the other columns of every list (on the real recordings replicated to 10M events, 1.17M lists: 3.3 of
+    -- the rule's 55 CPU-s in DuckDB's profiler). A code above 410 is kept, so that reqs sees it (and drops the list).
+    WHERE a.verb = 'list' AND (a.code IS NULL OR a.code >= 410)
+      AND a.resource IS NOT NULL
+      AND coalesce(a.subresource, '') = ''
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+),
+-- one row per request (cluster and audit ID): what its events say together, in numbers, and which of its events came
+-- first (its stage: one event per stage, as ingest keeps them). The strings of a request come from that event, in a
+-- join (reqs): as aggregate states (any_value of a dozen strings per request) they took memory DuckDB does not spill
+-- (the rule ran out of it at 10M events under 350-500MB), while a join spills
+req_stats AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
-           coalesce(any_value(a.apiserver), '') AS apiserver,
-           any_value(a.verb) AS verb,
-           coalesce(any_value(a.username), '') AS username,
-           coalesce(any_value(a.user_agent), '') AS user_agent,
-           coalesce(any_value(a.source_ips[1]), '') AS client_ip,
-           coalesce(any_value(a.api_group), '') AS api_group,
-           coalesce(any_value(a.api_version), '') AS api_version,
-           any_value(a.resource) AS resource,
-           coalesce(any_value(a.namespace), '') AS namespace,
-           coalesce(any_value(a.name), '') AS obj_name,
-           coalesce(any_value(a.label_selector), '') AS label_selector,
-           coalesce(any_value(a.field_selector), '') AS field_selector,
+           arg_min(a.stage, coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ)) AS first_stage,
            min(a.received_at) AS recv,
            max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS ended,
            max(a.latency_ms) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS latency_ms,
            max(a.code) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS code,
            max(a.status_reason) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS status_reason,
-           any_value(a.watch_rv) AS rv,
-           any_value(a.timeout_seconds) AS timeout_s,
            -- a WatchList request (sendInitialEvents with NotOlderThan) asks for a state at least that new: never a replay
            bool_or(coalesce(a.send_initial_events, false) AND a.resource_version_match = 'NotOlderThan') AS watch_list,
-           bool_or(coalesce(a.list_continue, false)) AS is_continue,
-           arg_min(a.source_file, a.stage_at) AS source_file,
-           arg_min(a.source_line, a.stage_at) AS source_line
-    FROM (SELECT *
-          FROM audit_events a
-          WHERE a.verb = 'watch'
-            AND a.resource IS NOT NULL
-            AND coalesce(a.subresource, '') = ''
-            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-          UNION ALL
-          SELECT a.*
-          FROM audit_events a
-          SEMI JOIN gone_list_ids g ON g.cluster = coalesce(a.cluster, '') AND g.audit_id = a.audit_id
-          -- the events of a list answered 410 answer 410 or nothing (RequestReceived): read in the scan, the code
-          -- spares fetching the other columns of every list (on the real recordings replicated to 10M events, 1.17M
-          -- lists: 3.3 of the rule's 55 CPU-s in DuckDB's profiler). A code above 410 is kept, so that the HAVING below
-          -- sees it.
-          WHERE a.verb = 'list' AND (a.code IS NULL OR a.code >= 410)
-            AND a.resource IS NOT NULL
-            AND coalesce(a.subresource, '') = ''
-            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)) a
+           bool_or(coalesce(a.list_continue, false)) AS is_continue
+    FROM req_events a
     GROUP BY coalesce(a.cluster, ''), a.audit_id
+),
+reqs AS (
+    SELECT n.cluster, n.audit_id,
+           coalesce(a.apiserver, '') AS apiserver,
+           a.verb,
+           coalesce(a.username, '') AS username,
+           coalesce(a.user_agent, '') AS user_agent,
+           coalesce(a.source_ips[1], '') AS client_ip,
+           coalesce(a.api_group, '') AS api_group,
+           coalesce(a.api_version, '') AS api_version,
+           a.resource,
+           coalesce(a.namespace, '') AS namespace,
+           coalesce(a.name, '') AS obj_name,
+           coalesce(a.label_selector, '') AS label_selector,
+           coalesce(a.field_selector, '') AS field_selector,
+           n.recv, n.ended, n.latency_ms, n.code, n.status_reason,
+           a.watch_rv AS rv,
+           a.timeout_seconds AS timeout_s,
+           n.watch_list, n.is_continue,
+           a.source_file, a.source_line
+    FROM req_stats n
+    JOIN req_events a ON coalesce(a.cluster, '') = n.cluster AND a.audit_id = n.audit_id AND a.stage = n.first_stage
     -- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
-    HAVING (any_value(a.verb) = 'watch' AND any_value(a.watch_rv) > 0
-            AND NOT bool_or(coalesce(a.send_initial_events, false) AND a.resource_version_match = 'NotOlderThan'))
-        OR (any_value(a.verb) = 'list' AND any_value(a.watch_rv) > 0
-            AND max(a.code) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) = 410
-            AND NOT bool_or(coalesce(a.list_continue, false)))
+    WHERE (a.verb = 'watch' AND a.watch_rv > 0 AND NOT n.watch_list)
+       OR (a.verb = 'list' AND a.watch_rv > 0 AND n.code = 410 AND NOT n.is_continue)
 ),
 -- the epoch at the start of each minute in which a cluster whose resourceVersions started over has requests
 minute_epochs AS (
