@@ -342,9 +342,11 @@ repeat_cands AS (
 ),
 -- A window of a day or more (a watch asked to stay open for days, or times years apart in a damaged log: a billion
 -- minutes from year 1 to 2026) is cut only into the minutes in which an event of its resource was logged (write_keys
--- then reads the writes among them), found by a join on the resource that stops at once when no window is that long
--- (an empty build side). It reads audit_events, not writes: a third reader of writes made DuckDB materialize the
--- scan under it, every event (1.9 s at 10M events)
+-- then reads the writes among them), found by a join on the resource. DuckDB builds that join on the long windows in the
+-- rule's plan, so it stops at once when there are none (an empty build side); in other plans of this query (a prefix
+-- of it, or with the requests grouped differently) it built on the 10M events instead (1.8 s, and out of memory under
+-- 250MB: BENCHMARKS.md, "watch-rewind in less than half the memory"). It reads audit_events, not writes: a third reader
+-- of writes made DuckDB materialize the scan under it, every event (1.9 s at 10M events)
 repeat_buckets AS (
     SELECT c.*, unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS bucket
     FROM repeat_cands c
