@@ -14,8 +14,19 @@ CREATE OR REPLACE TEMP MACRO ks_time_s(t) AS strftime(t AT TIME ZONE 'UTC', '%Y-
 -- hash to its piece: no finding of such a rule spans two namespaces. The pieces are equal ranges of the 64-bit hash,
 -- computed in integers, so that piece p of P holds exactly the rows of pieces p*k .. p*k + k - 1 of P*k (a piece that
 -- runs out of memory is run again as those, see analyze)
+CREATE OR REPLACE TEMP MACRO ks_hash_in_piece(h, piece, pieces) AS
+    (CAST(h AS HUGEINT) * CAST(pieces AS HUGEINT)) >> 64 = CAST(piece AS HUGEINT);
 CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
-    (CAST(hash(coalesce(cluster, ''), coalesce(namespace, '')) AS HUGEINT) * CAST(pieces AS HUGEINT)) >> 64 = CAST(piece AS HUGEINT);
+    ks_hash_in_piece(hash(coalesce(cluster, ''), coalesce(namespace, '')), piece, pieces);
+-- or, for watch-rewind, the requests of the watch streams (a client's list/watch loop on one collection: see
+-- queries/watch-rewind.sql) that hash to its piece; in one piece no key is hashed
+CREATE OR REPLACE TEMP MACRO ks_stream_in_piece(cluster, username, user_agent, client_ip, api_group, api_version, resource,
+                                                namespace, name, label_selector, field_selector, piece, pieces) AS
+    CAST(pieces AS BIGINT) = 1
+    OR ks_hash_in_piece(hash(coalesce(cluster, ''), coalesce(username, ''), coalesce(user_agent, ''), coalesce(client_ip, ''),
+                             coalesce(api_group, ''), coalesce(api_version, ''), coalesce(resource, ''),
+                             coalesce(namespace, ''), coalesce(name, ''), coalesce(label_selector, ''),
+                             coalesce(field_selector, '')), piece, pieces);
 -- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name) of
 -- its piece, when the namespaces in order take consecutive shares of all the rows (total): a namespace's rows are
 -- [before, before + n), each of its objects stands at a point of that range set by a hash of its name, and the object

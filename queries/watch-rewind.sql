@@ -38,7 +38,7 @@
 -- scans themselves; the rule's lookback (ks_lookback_start) reads requests before the window, to judge the
 -- first ones inside it.
 WITH RECURSIVE
--- successful writes that advance a collection's resourceVersion. Inlined into its two readers (materialized, it held
+-- successful writes that advance a collection's resourceVersion. Inlined into its reader (materialized, it held
 -- every write of the database: 5.7M rows at 10M events). The resourceVersion a write returned is read from
 -- response_rv, which ingest took from its body: parsing the bodies here was the rule's largest cost (a quarter of
 -- its time on the real recordings at 10M events).
@@ -57,24 +57,11 @@ writes AS NOT MATERIALIZED (
       AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
       AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
 ),
--- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over. A client
--- "going back" across such a reset is not rewinding, so streams never span two epochs. An epoch
--- starts where the resourceVersion a write returned (response body: the store's revision after the
--- write) falls below half of the one before; a request's epoch is the number of epoch starts before it (usually none).
--- Events are left out: they may live in another etcd.
-server_revisions AS (
-    SELECT w.cluster, w.t, w.rv, lag(w.rv IGNORE NULLS) OVER (PARTITION BY w.cluster ORDER BY w.t, w.audit_id) AS prev_rv
-    FROM (SELECT w.cluster, w.audit_id, w.at AS t, w.response_rv AS rv
-          FROM writes w
-          WHERE w.response_rv IS NOT NULL AND w.resource <> 'events') w
-),
--- the times at which epochs start, each with the number of epochs started up to then (t_ms: t in whole milliseconds)
+-- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over, and streams never span two
+-- epochs. Where each starts is staged once for all the pieces (stage_rewind_epochs: queries/stages/watch-rewind-epochs.sql);
+-- a request's epoch is the number of epoch starts before it (usually none)
 epoch_starts AS (
-    SELECT r.cluster, r.t, epoch_ms(r.t) AS t_ms,
-           CAST(sum(count(*)) OVER (PARTITION BY r.cluster ORDER BY r.t) AS BIGINT) AS epoch
-    FROM server_revisions r
-    WHERE CAST(r.rv AS HUGEINT) * 2 < r.prev_rv -- exact for any 64-bit resourceVersion a body logged
-    GROUP BY r.cluster, r.t
+    SELECT cluster, t, t_ms, epoch FROM stage_rewind_epochs
 ),
 -- the minutes in which an epoch starts
 epoch_start_minutes AS (
@@ -102,6 +89,8 @@ req_events AS NOT MATERIALIZED (
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') = ''
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+      AND ks_stream_in_piece(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
+                             a.namespace, a.name, a.label_selector, a.field_selector, $piece, $pieces)
     UNION ALL
     SELECT a.*
     FROM audit_events a
@@ -113,6 +102,8 @@ req_events AS NOT MATERIALIZED (
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') = ''
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+      AND ks_stream_in_piece(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
+                             a.namespace, a.name, a.label_selector, a.field_selector, $piece, $pieces)
 ),
 -- one row per request (cluster and audit ID): what its events say together, in numbers, and which of its events came
 -- first (its stage: one event per stage, as ingest keeps them). The strings of a request come from that event, in a
@@ -345,7 +336,7 @@ repeat_cands AS (
 -- then reads the writes among them), found by a join on the resource. DuckDB builds that join on the long windows in the
 -- rule's plan, so it stops at once when there are none (an empty build side); in other plans of this query (a prefix
 -- of it, or with the requests grouped differently) it built on the 10M events instead (1.8 s, and out of memory under
--- 250MB: BENCHMARKS.md, "watch-rewind in less than half the memory"). It reads audit_events, not writes: a third reader
+-- 250MB: BENCHMARKS.md, "watch-rewind in less than half the memory"). It reads audit_events, not writes: another reader
 -- of writes made DuckDB materialize the scan under it, every event (1.9 s at 10M events)
 repeat_buckets AS (
     SELECT c.*, unnest(generate_series(epoch_ms(c.lo) // 60000, epoch_ms(c.hi) // 60000)) AS bucket
