@@ -18,21 +18,25 @@ WITH
 states AS (
     SELECT * FROM ks_address_states($since, $until, dense := false)
 ),
+-- each address's states in order (pos), the first point at which it is not absent, and the state before: three window
+-- functions over one sort (a point holds one state of an address: the macro's rows are unique per address and point,
+-- so pt orders them as pos does). At 30M events of the independent mix, in DuckDB's profiler, three windows of their
+-- own over the 2.4M states took 16.0 of the rule's 35.6 s (7.7 times as long as at 10M, for 3 times the rows); this
+-- one takes 6.1 of 30.2 s
 states_ord AS (
     SELECT s.*,
-           row_number() OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pt) AS pos
+           row_number() OVER w AS pos,
+           min(pt) FILTER (WHERE state <> 'absent') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS first_pt,
+           lag(state) OVER w AS state_before
     FROM states s
+    WINDOW w AS (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pt)
 ),
--- drop the leading absence (before the address first appears)
-states_seen AS (
-    SELECT s.* FROM (
-        SELECT s.*, min(pos) FILTER (WHERE state <> 'absent') OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip) AS first_pos
-        FROM states_ord s) s
-    WHERE pos >= first_pos
-),
+-- drop the leading absence (before the address first appears), which no state after it follows
 states_lag AS (
-    SELECT s.*, lag(state) OVER (PARTITION BY cluster, stream, kind, namespace, obj, ip ORDER BY pos) AS prev_state
-    FROM states_seen s
+    SELECT s.* EXCLUDE (first_pt, state_before),
+           CASE WHEN s.pt > s.first_pt THEN s.state_before END AS prev_state
+    FROM states_ord s
+    WHERE s.pt >= s.first_pt
 ),
 changes AS (
     SELECT c.*,
