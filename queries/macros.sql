@@ -235,6 +235,16 @@ WHERE NOT dense
                     AND y.ip = u.ip);
 
 -- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
+-- whether an audit event is a successful write that advances its collection's resourceVersion (watch-rewind's writes
+-- and the epochs it finds in them, queries/stages/watch-rewind-epochs.sql): a completed create, update, patch or delete
+-- of an object, or of a subresource stored with it
+CREATE OR REPLACE TEMP MACRO ks_advancing_write(stage, verb, code, resource, subresource) AS
+    stage = 'ResponseComplete'
+    AND verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
+    AND code BETWEEN 200 AND 299
+    AND resource IS NOT NULL
+    AND coalesce(subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction');
+
 CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);
 
 -- coverage queries: per cluster, the successful writes (create, update, patch) of `resources` (a list) in the window

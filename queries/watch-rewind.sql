@@ -50,11 +50,7 @@ writes AS NOT MATERIALIZED (
            -- creates and deletes always change the store; an update or patch may be a no-op
            a.verb IN ('create', 'delete', 'deletecollection') AS always_writes
     FROM audit_events a
-    WHERE a.stage = 'ResponseComplete'
-      AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
-      AND a.code BETWEEN 200 AND 299
-      AND a.resource IS NOT NULL
-      AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
+    WHERE ks_advancing_write(a.stage, a.verb, a.code, a.resource, a.subresource)
       AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
 ),
 -- server epochs: a new cluster (or an etcd restore) starts its resourceVersions over, and streams never span two

@@ -10,11 +10,8 @@ WITH server_revisions AS (
     SELECT w.cluster, w.t, w.rv, lag(w.rv IGNORE NULLS) OVER (PARTITION BY w.cluster ORDER BY w.t, w.audit_id) AS prev_rv
     FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.stage_at AS t, a.response_rv AS rv
           FROM audit_events a
-          WHERE a.stage = 'ResponseComplete'
-            AND a.verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
-            AND a.code BETWEEN 200 AND 299
-            AND a.resource IS NOT NULL AND a.resource <> 'events'
-            AND coalesce(a.subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction')
+          WHERE ks_advancing_write(a.stage, a.verb, a.code, a.resource, a.subresource)
+            AND a.resource <> 'events'
             AND a.response_rv IS NOT NULL
             AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)) w
 )
