@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -64,22 +64,23 @@ func TestFullDiskForTheEvidence(t *testing.T) {
 }
 
 // runWithFileSizeLimit runs cmd with its files limited to limitBytes, a stand-in for a full
-// disk: the limit is inherited by the child, and with SIGXFSZ ignored a write past it fails with
-// EFBIG instead of killing the process.
+// disk. The limit and SIGXFSZ ignored (so that a write past it fails with EFBIG instead of killing
+// the process) are set in a shell that then becomes cmd: set in this process, the limit held for
+// every test running in parallel while cmd started, and the test binary's own log failed to write.
 func runWithFileSizeLimit(t *testing.T, cmd *exec.Cmd, limitBytes uint64) {
 	t.Helper()
-	signal.Ignore(syscall.SIGXFSZ)
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limitBytes, Max: old.Max}); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Start()
-	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	// POSIX ulimit -f counts blocks of 512 bytes
+	script := fmt.Sprintf(`trap '' XFSZ && ulimit -f %d && exec "$@"`, (limitBytes+511)/512)
+	cmd.Args = append([]string{"sh", "-c", script, "sh", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = sh
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+	}
 }
