@@ -14,6 +14,7 @@ import (
 
 func main() {
 	cli.SetGoMemoryLimit()
+	cli.SetDuckDBAllocator()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

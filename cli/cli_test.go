@@ -27,6 +27,7 @@ import (
 // KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
 func TestMain(m *testing.M) {
 	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" { // as main.go runs it
+		SetDuckDBAllocator()
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()

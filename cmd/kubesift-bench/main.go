@@ -40,7 +40,8 @@ const kubesiftArg = "kubesift"
 const baselineArg = "baseline"
 
 func main() {
-	cli.SetGoMemoryLimit() // the measured loads run with the Go heap limits of kubesift itself
+	cli.SetGoMemoryLimit() // the measured loads and baselines run with the memory settings of kubesift itself
+	cli.SetDuckDBAllocator()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == kubesiftArg {
