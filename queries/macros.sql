@@ -234,7 +234,6 @@ WHERE NOT dense
                   WHERE y.cluster = u.cluster AND y.stream = u.stream AND y.namespace = u.namespace AND y.svc = u.svc
                     AND y.ip = u.ip);
 
--- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
 -- whether an audit event is a successful write that advances its collection's resourceVersion (watch-rewind's writes
 -- and the epochs it finds in them, queries/stages/watch-rewind-epochs.sql): a completed create, update, patch or delete
 -- of an object, or of a subresource stored with it
@@ -245,6 +244,7 @@ CREATE OR REPLACE TEMP MACRO ks_advancing_write(stage, verb, code, resource, sub
     AND resource IS NOT NULL
     AND coalesce(subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction');
 
+-- the start of a rule's lookback: $lookback_since, else $since (NULL = unbounded)
 CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesce(CAST(lookback_since AS TIMESTAMPTZ), CAST(since AS TIMESTAMPTZ), '-infinity'::TIMESTAMPTZ);
 
 -- coverage queries: per cluster, the successful writes (create, update, patch) of `resources` (a list) in the window
