@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -13,8 +14,10 @@ import (
 )
 
 func main() {
+	if err := cli.SetDuckDBAllocator(); err != nil {
+		fmt.Fprintf(os.Stderr, "kubesift: warning: %v; DuckDB's allocator keeps its own options\n", err)
+	}
 	cli.SetGoMemoryLimit()
-	cli.SetDuckDBAllocator()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

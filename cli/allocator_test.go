@@ -1,33 +1,85 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestSetDuckDBAllocator: DuckDBAllocatorConf unless $DUCKDB_JE_MALLOC_CONF is set, even to
-// nothing, which is left to the user.
+// allocatorChild is the KUBESIFT_TEST_MAIN mode in which the test binary calls SetDuckDBAllocator
+// and prints $DUCKDB_JE_MALLOC_CONF as the process started with it (runAllocatorChild).
+const allocatorChild = "allocator"
+
+// runAllocatorChild calls SetDuckDBAllocator as main does, then prints the process's PID and what
+// its initial environment (/proc/self/environ: what jemalloc read when it started) holds for
+// $DUCKDB_JE_MALLOC_CONF: "unset" or "=value". Setting the variable in the running process leaves
+// that environment as it was; only a process that started with the variable has it there.
+func runAllocatorChild() {
+	if err := SetDuckDBAllocator(); err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	initial, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	value := "unset"
+	for _, kv := range bytes.Split(initial, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(duckDBAllocatorEnv+"=")); ok {
+			value = "=" + string(v)
+		}
+	}
+	fmt.Println(os.Getpid(), value)
+	os.Exit(0)
+}
+
+// TestSetDuckDBAllocator: a process started without $DUCKDB_JE_MALLOC_CONF runs on (same PID) with
+// DuckDBAllocatorConf in the environment it started with, the one jemalloc reads; a process started
+// with the variable set, even to nothing, keeps it.
 func TestSetDuckDBAllocator(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("DuckDB links jemalloc into its Linux builds only")
+	}
 	for _, tt := range []struct {
 		name, value string
 		set         bool
 		want        string
 	}{
-		{"unset", "", false, DuckDBAllocatorConf},
-		{"set", "dirty_decay_ms:5000", true, "dirty_decay_ms:5000"},
-		{"set empty", "", true, ""},
+		{"unset", "", false, "=" + DuckDBAllocatorConf},
+		{"set", "dirty_decay_ms:5000", true, "=dirty_decay_ms:5000"},
+		{"set empty", "", true, "="},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(duckDBAllocatorEnv, tt.value) // restores the variable after the test
-			if !tt.set {
-				os.Unsetenv(duckDBAllocatorEnv)
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				return strings.HasPrefix(kv, duckDBAllocatorEnv+"=")
+			})
+			cmd.Env = append(cmd.Env, "KUBESIFT_TEST_MAIN="+allocatorChild)
+			if tt.set {
+				cmd.Env = append(cmd.Env, duckDBAllocatorEnv+"="+tt.value)
 			}
-			SetDuckDBAllocator()
-			if got := os.Getenv(duckDBAllocatorEnv); got != tt.want {
-				t.Errorf("$%s = %q, want %q", duckDBAllocatorEnv, got, tt.want)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v: %s%s", err, stdout.Bytes(), stderr.Bytes())
+			}
+			var pid int
+			var got string
+			if _, err := fmt.Sscan(stdout.String(), &pid, &got); err != nil {
+				t.Fatalf("child printed %q: %v", stdout.Bytes(), err)
+			}
+			if got != tt.want {
+				t.Errorf("the child's initial $%s: %s, want %s", duckDBAllocatorEnv, got, tt.want)
+			}
+			if pid != cmd.Process.Pid {
+				t.Errorf("the child ran on as PID %d, started as %d: not the same process", pid, cmd.Process.Pid)
 			}
 		})
 	}
@@ -35,7 +87,9 @@ func TestSetDuckDBAllocator(t *testing.T) {
 
 // TestDuckDBAllocatorConfApplies: DuckDB's jemalloc (Linux builds) takes every option of
 // DuckDBAllocatorConf from the variable, over DuckDB's own options, and rejects none of them
-// (jemalloc's confirm_conf prints each option as it is set, and each one it rejects).
+// (jemalloc's confirm_conf prints each option as it is set, and each one it rejects). With
+// TestSetDuckDBAllocator (a process started without the variable runs with it in its initial
+// environment), kubesift runs with these options.
 func TestDuckDBAllocatorConfApplies(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("DuckDB links jemalloc into its Linux builds only")

@@ -26,13 +26,19 @@ import (
 // TestMain lets tests run the real CLI in a child process (the test binary re-executed with
 // KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" { // as main.go runs it
-		SetDuckDBAllocator()
+	switch os.Getenv("KUBESIFT_TEST_MAIN") {
+	case "1": // as main.go runs it
+		if err := SetDuckDBAllocator(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
 		writePeakRSS()
 		os.Exit(code)
+	case allocatorChild:
+		runAllocatorChild()
 	}
 	code := m.Run()
 	if realLab.dir != "" {

@@ -40,8 +40,11 @@ const kubesiftArg = "kubesift"
 const baselineArg = "baseline"
 
 func main() {
-	cli.SetGoMemoryLimit() // the measured loads and baselines run with the memory settings of kubesift itself
-	cli.SetDuckDBAllocator()
+	// the measured loads and baselines run with the memory settings of kubesift itself
+	if err := cli.SetDuckDBAllocator(); err != nil {
+		fmt.Fprintf(os.Stderr, "kubesift-bench: warning: %v; DuckDB's allocator keeps its own options\n", err)
+	}
+	cli.SetGoMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == kubesiftArg {
