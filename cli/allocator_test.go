@@ -16,7 +16,8 @@ import (
 // and prints $DUCKDB_JE_MALLOC_CONF as the process started with it (runAllocatorChild).
 const allocatorChild = "allocator"
 
-// runAllocatorChild calls SetDuckDBAllocator as main does, then prints the process's PID and what
+// runAllocatorChild calls SetDuckDBAllocator as main does, then prints the process's PID, its name
+// (as ps shows it) and what
 // its initial environment (/proc/self/environ: what jemalloc read when it started) holds for
 // $DUCKDB_JE_MALLOC_CONF: "unset" or "=value". Setting the variable in the running process leaves
 // that environment as it was; only a process that started with the variable has it there.
@@ -36,11 +37,17 @@ func runAllocatorChild() {
 			value = "=" + string(v)
 		}
 	}
-	fmt.Println(os.Getpid(), value)
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println(os.Getpid(), strings.TrimSpace(string(comm)), value)
 	os.Exit(0)
 }
 
-// TestSetDuckDBAllocator: a process started without $DUCKDB_JE_MALLOC_CONF runs on (same PID) with
+// TestSetDuckDBAllocator: a process started without $DUCKDB_JE_MALLOC_CONF runs on (same PID and
+// name) with
 // DuckDBAllocatorConf in the environment it started with, the one jemalloc reads; a process started
 // with the variable set, even to nothing, keeps it.
 func TestSetDuckDBAllocator(t *testing.T) {
@@ -71,8 +78,8 @@ func TestSetDuckDBAllocator(t *testing.T) {
 				t.Fatalf("%v: %s%s", err, stdout.Bytes(), stderr.Bytes())
 			}
 			var pid int
-			var got string
-			if _, err := fmt.Sscan(stdout.String(), &pid, &got); err != nil {
+			var name, got string
+			if _, err := fmt.Sscan(stdout.String(), &pid, &name, &got); err != nil {
 				t.Fatalf("child printed %q: %v", stdout.Bytes(), err)
 			}
 			if got != tt.want {
@@ -80,6 +87,9 @@ func TestSetDuckDBAllocator(t *testing.T) {
 			}
 			if pid != cmd.Process.Pid {
 				t.Errorf("the child ran on as PID %d, started as %d: not the same process", pid, cmd.Process.Pid)
+			}
+			if want := filepath.Base(os.Args[0]); !strings.HasPrefix(want, name) { // the kernel keeps 15 bytes
+				t.Errorf("the child ran on named %q (ps, top), started as %q", name, want)
 			}
 		})
 	}
