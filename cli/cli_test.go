@@ -26,8 +26,7 @@ import (
 // TestMain lets tests run the real CLI in a child process (the test binary re-executed with
 // KUBESIFT_TEST_MAIN=1), for behaviour that needs a separate process: file locks and kills.
 func TestMain(m *testing.M) {
-	switch os.Getenv("KUBESIFT_TEST_MAIN") {
-	case "1": // as main.go runs it
+	if os.Getenv("KUBESIFT_TEST_MAIN") == "1" { // as main.go runs it
 		if err := SetDuckDBAllocator(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -37,8 +36,6 @@ func TestMain(m *testing.M) {
 		stop()
 		writePeakRSS()
 		os.Exit(code)
-	case allocatorChild:
-		runAllocatorChild()
 	}
 	code := m.Run()
 	if realLab.dir != "" {
