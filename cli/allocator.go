@@ -16,12 +16,11 @@ const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // own options keep the pages an operator frees for a second (dirty_decay_ms:1000) and then mark
 // them "muzzy" (madvise MADV_FREE) for another second: the kernel takes those back only when short
 // of memory, and all the while they count in the process's RSS, on top of a full 850MB pool. These
-// return freed pages after a tenth of a second, at once, and from jemalloc's background thread:
-// without it an arena whose threads went idle keeps its freed pages (130-390 MiB for seconds at a
-// time in traces of 30M events). At 30M events the highest peaks measured with DuckDB's own options
-// were 1,716 MiB in analyze and 1,535-1,722 MiB in ingest; with these, 1,298 and 1,506 MiB, in about
-// the same time (BENCHMARKS.md).
-var DuckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0, BackgroundThread: true}
+// return freed pages after a tenth of a second, and at once. Over 30M events the highest peaks
+// measured in analyze were 1,716 MiB with DuckDB's options and 1,475 MiB with these, in about the
+// same time; ingest's were about the same either way (1,535-1,722 against 1,506-1,673 MiB), its
+// highest in phases where an arena's threads go idle and keep their freed pages (BENCHMARKS.md).
+var DuckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0}
 
 // SetDuckDBAllocator sets DuckDB's allocator to DuckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
 // set (even to nothing: the user's choice, which jemalloc read when it started). It sets the

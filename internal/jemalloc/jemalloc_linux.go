@@ -3,7 +3,6 @@
 package jemalloc
 
 /*
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,6 @@ extern int duckdb_je_mallctl(const char *name, void *oldp, size_t *oldlenp, void
 static int ks_linked(void) { return duckdb_je_mallctl != NULL; }
 static int ks_set_ssize(const char *name, ssize_t v) { return duckdb_je_mallctl(name, NULL, NULL, &v, sizeof(v)); }
 static int ks_get_ssize(const char *name, ssize_t *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
-static int ks_set_bool(const char *name, bool v) { return duckdb_je_mallctl(name, NULL, NULL, &v, sizeof(v)); }
-static int ks_get_bool(const char *name, bool *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
 static int ks_get_unsigned(const char *name, unsigned *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
 
 // the decay times of every arena made so far (an arena not made yet fails with EFAULT: it takes the
@@ -45,7 +42,8 @@ import (
 )
 
 // Configure sets opt: the decay times of the arenas made so far and the defaults of those made
-// later, then the background thread.
+// later. (jemalloc's background thread, which would purge the arenas of idle threads, is DuckDB's
+// to set: every DuckDB instance sets it to its allocator_background_threads when it starts.)
 func Configure(opt Options) error {
 	if C.ks_linked() == 0 {
 		return ErrNotLinked
@@ -61,25 +59,20 @@ func Configure(opt Options) error {
 	if rc := C.ks_set_arenas_decay(C.ssize_t(opt.DirtyDecayMs), C.ssize_t(opt.MuzzyDecayMs)); rc != 0 {
 		return fmt.Errorf("jemalloc: setting the arenas' decay times: %w", syscall.Errno(rc))
 	}
-	return call("background_thread", func(name *C.char) C.int { return C.ks_set_bool(name, C.bool(opt.BackgroundThread)) })
+	return nil
 }
 
-// Read returns the options arenas are made with (arenas.*_decay_ms) and whether the background
-// thread runs.
+// Read returns the options arenas are made with (arenas.*_decay_ms).
 func Read() (Options, error) {
 	if C.ks_linked() == 0 {
 		return Options{}, ErrNotLinked
 	}
 	var dirty, muzzy C.ssize_t
-	var background C.bool
 	err := call("arenas.dirty_decay_ms", func(name *C.char) C.int { return C.ks_get_ssize(name, &dirty) })
 	if err == nil {
 		err = call("arenas.muzzy_decay_ms", func(name *C.char) C.int { return C.ks_get_ssize(name, &muzzy) })
 	}
-	if err == nil {
-		err = call("background_thread", func(name *C.char) C.int { return C.ks_get_bool(name, &background) })
-	}
-	return Options{DirtyDecayMs: int(dirty), MuzzyDecayMs: int(muzzy), BackgroundThread: bool(background)}, err
+	return Options{DirtyDecayMs: int(dirty), MuzzyDecayMs: int(muzzy)}, err
 }
 
 // ArenaDecayMs returns the dirty and muzzy decay times of arena i (made already).
