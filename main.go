@@ -15,7 +15,7 @@ import (
 
 func main() {
 	if err := cli.SetDuckDBAllocator(); err != nil {
-		fmt.Fprintf(os.Stderr, "kubesift: warning: setting DuckDB's allocator: %v (it keeps its own options)\n", err)
+		fmt.Fprintf(os.Stderr, "kubesift: warning: %v\n", err)
 	}
 	cli.SetGoMemoryLimit()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))

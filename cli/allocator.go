@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/kubesift/kubesift/internal/jemalloc"
@@ -12,7 +13,7 @@ import (
 // the system's malloc and the variable means nothing).
 const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 
-// DuckDBAllocator is what SetDuckDBAllocator sets unless $DUCKDB_JE_MALLOC_CONF is set. DuckDB's
+// duckDBAllocator is what SetDuckDBAllocator sets unless $DUCKDB_JE_MALLOC_CONF is set. DuckDB's
 // own options keep the pages an operator frees for a second (dirty_decay_ms:1000) and then mark
 // them "muzzy" (madvise MADV_FREE) for another second: the kernel takes those back only when short
 // of memory, and all the while they count in the process's RSS, on top of a full 850MB pool. These
@@ -20,9 +21,9 @@ const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // measured in analyze were 1,716 MiB with DuckDB's options and 1,475 MiB with these, in about the
 // same time; ingest's were about the same either way (1,535-1,722 against 1,506-1,673 MiB), its
 // highest in phases where an arena's threads go idle and keep their freed pages (BENCHMARKS.md).
-var DuckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0}
+var duckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0}
 
-// SetDuckDBAllocator sets DuckDB's allocator to DuckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
+// SetDuckDBAllocator sets DuckDB's allocator to duckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
 // set (even to nothing: the user's choice, which jemalloc read when it started). It sets the
 // options while the process runs (jemalloc reads the variable before main, when DuckDB's C++
 // static constructors first allocate, so setting the variable from main would come too late). main
@@ -32,8 +33,8 @@ func SetDuckDBAllocator() error {
 	if _, set := os.LookupEnv(duckDBAllocatorEnv); set {
 		return nil
 	}
-	if err := jemalloc.Configure(DuckDBAllocator); err != nil && !errors.Is(err, jemalloc.ErrNotLinked) {
-		return err
+	if err := jemalloc.Configure(duckDBAllocator); err != nil && !errors.Is(err, jemalloc.ErrNotLinked) {
+		return fmt.Errorf("setting DuckDB's allocator (it keeps its own options): %w", err)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSetDuckDBAllocator: with $DUCKDB_JE_MALLOC_CONF set (even to nothing) the allocator keeps the
-// options it has (DuckDB's own, set first); unset, it runs with DuckDBAllocator, arena 0 (made when
+// options it has (DuckDB's own, set first); unset, it runs with duckDBAllocator, arena 0 (made when
 // it started) included. Run in this process, whose DuckDB allocator is the one it sets.
 func TestSetDuckDBAllocator(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -34,11 +34,11 @@ func TestSetDuckDBAllocator(t *testing.T) {
 	if err := SetDuckDBAllocator(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := jemalloc.Read(); err != nil || got != DuckDBAllocator {
-		t.Errorf("the allocator runs with %+v (%v), want %+v", got, err, DuckDBAllocator)
+	if got, err := jemalloc.Read(); err != nil || got != duckDBAllocator {
+		t.Errorf("the allocator runs with %+v (%v), want %+v", got, err, duckDBAllocator)
 	}
-	if dirty, muzzy, err := jemalloc.ArenaDecayMs(0); err != nil || dirty != DuckDBAllocator.DirtyDecayMs || muzzy != DuckDBAllocator.MuzzyDecayMs {
-		t.Errorf("arena 0 decays after %d and %d ms (%v), want %d and %d", dirty, muzzy, err, DuckDBAllocator.DirtyDecayMs, DuckDBAllocator.MuzzyDecayMs)
+	if dirty, muzzy, err := jemalloc.ArenaDecayMs(0); err != nil || dirty != duckDBAllocator.DirtyDecayMs || muzzy != duckDBAllocator.MuzzyDecayMs {
+		t.Errorf("arena 0 decays after %d and %d ms (%v), want %d and %d", dirty, muzzy, err, duckDBAllocator.DirtyDecayMs, duckDBAllocator.MuzzyDecayMs)
 	}
 }
 

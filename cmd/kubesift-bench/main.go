@@ -42,7 +42,7 @@ const baselineArg = "baseline"
 func main() {
 	// the measured loads and baselines run with the memory settings of kubesift itself
 	if err := cli.SetDuckDBAllocator(); err != nil {
-		fmt.Fprintf(os.Stderr, "kubesift-bench: warning: setting DuckDB's allocator: %v (it keeps its own options)\n", err)
+		fmt.Fprintf(os.Stderr, "kubesift-bench: warning: %v\n", err)
 	}
 	cli.SetGoMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
