@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/kubesift/kubesift/internal/jemalloc"
@@ -20,7 +21,8 @@ const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // return freed pages after a tenth of a second, and at once. Over 30M events the highest peaks
 // measured in analyze were 1,716 MiB with DuckDB's options and 1,475 MiB with these, in about the
 // same time; ingest's were about the same either way (1,535-1,722 against 1,506-1,673 MiB), its
-// highest in phases where an arena's threads go idle and keep their freed pages (BENCHMARKS.md).
+// highest in phases where an arena's threads go idle and keep their freed pages (BENCHMARKS.md),
+// which settlingAllocator covers.
 var duckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0}
 
 // SetDuckDBAllocator sets DuckDB's allocator to duckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
@@ -37,4 +39,35 @@ func SetDuckDBAllocator() error {
 		return fmt.Errorf("setting DuckDB's allocator (it keeps its own options): %w", err)
 	}
 	return nil
+}
+
+// settlingAllocator is what DuckDB's allocator is set to while ingest checks a file's rows and
+// commits them (ingest.Options.Settling): freed pages go back to the system at once, those of
+// arenas whose threads have gone idle included. In those queries (rejected rows, duplicates,
+// the endpoint states held back) the pages DuckDB frees stayed in idle arenas, 130-514 MiB over a
+// full pool in traces of 30M events in one file: with it that load peaked at 1,303-1,344 MiB
+// instead of 1,493-1,606 MiB, its settling 8-10 s slower (30.5-32.7 against 22.7-23.2 s, of
+// 320-420 s); 10M events at 1,148-1,155 instead of 1,294-1,319 MiB. The load itself keeps
+// duckDBAllocator: returning every page at once there cost 12% (BENCHMARKS.md).
+var settlingAllocator = jemalloc.Options{DirtyDecayMs: 0, MuzzyDecayMs: 0}
+
+// allocatorSettling returns ingest's Settling, which sets settlingAllocator and then
+// duckDBAllocator again, printing a warning to w when it cannot; nil when
+// $DUCKDB_JE_MALLOC_CONF is set (the user's options stay) or DuckDB's build has no jemalloc.
+func allocatorSettling(w io.Writer) func() (done func()) {
+	if _, set := os.LookupEnv(duckDBAllocatorEnv); set {
+		return nil
+	}
+	if _, err := jemalloc.Read(); errors.Is(err, jemalloc.ErrNotLinked) {
+		return nil
+	}
+	set := func(opt jemalloc.Options) {
+		if err := jemalloc.Configure(opt); err != nil {
+			fmt.Fprintf(w, "warning: setting DuckDB's allocator: %v\n", err)
+		}
+	}
+	return func() func() {
+		set(settlingAllocator)
+		return func() { set(duckDBAllocator) }
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -68,5 +69,43 @@ func TestDuckDBAllocatorEnv(t *testing.T) {
 		if !strings.Contains(confirmed[fromEnv:], "Set conf value: "+option+"\n") {
 			t.Errorf("option %s not set from $%s:\n%s", option, duckDBAllocatorEnv, confirmed)
 		}
+	}
+}
+
+// TestAllocatorSettling: ingest's Settling sets settlingAllocator, arena 0 included, and what it
+// returns sets duckDBAllocator again; with $DUCKDB_JE_MALLOC_CONF set there is none (the user's
+// options stay while files are settled too).
+func TestAllocatorSettling(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("DuckDB links jemalloc into its Linux builds only")
+	}
+	t.Setenv(duckDBAllocatorEnv, "") // restored after the test
+	if allocatorSettling(io.Discard) != nil {
+		t.Errorf("with $%s set: a Settling, want none", duckDBAllocatorEnv)
+	}
+	os.Unsetenv(duckDBAllocatorEnv)
+	if err := jemalloc.Configure(duckDBAllocator); err != nil {
+		t.Fatal(err)
+	}
+	runsWith := func(when string, want jemalloc.Options) {
+		t.Helper()
+		if got, err := jemalloc.Read(); err != nil || got != want {
+			t.Errorf("%s: the allocator runs with %+v (%v), want %+v", when, got, err, want)
+		}
+		if dirty, muzzy, err := jemalloc.ArenaDecayMs(0); err != nil || dirty != want.DirtyDecayMs || muzzy != want.MuzzyDecayMs {
+			t.Errorf("%s: arena 0 decays after %d and %d ms (%v), want %d and %d", when, dirty, muzzy, err, want.DirtyDecayMs, want.MuzzyDecayMs)
+		}
+	}
+	var warnings strings.Builder
+	settling := allocatorSettling(&warnings)
+	if settling == nil {
+		t.Fatalf("without $%s: no Settling", duckDBAllocatorEnv)
+	}
+	done := settling()
+	runsWith("settling", settlingAllocator)
+	done()
+	runsWith("settled", duckDBAllocator)
+	if warnings.Len() > 0 {
+		t.Errorf("warnings: %s", warnings.String())
 	}
 }

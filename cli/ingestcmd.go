@@ -34,7 +34,8 @@ func (f *ingestFlags) options(e *env, quiet bool) (ingest.Options, error) {
 		return ingest.Options{}, usagef("--max-line-bytes must be positive, got %d", f.maxLineBytes)
 	}
 	opt := ingest.Options{Kind: kind, MaxLineBytes: f.maxLineBytes, KeepSecrets: f.keepSecrets, Log: e.logWriter(quiet), Node: f.node,
-		NoAuditEndpoints: !f.auditEndpoints, Cluster: f.cluster, ClusterPerDir: f.clusterPerDir, APIServer: f.apiserver}
+		NoAuditEndpoints: !f.auditEndpoints, Cluster: f.cluster, ClusterPerDir: f.clusterPerDir, APIServer: f.apiserver,
+		Settling: allocatorSettling(e.stderr)}
 	if f.keepSecrets {
 		fmt.Fprintln(e.stderr, "warning: --keep-secrets: secrets go into the database unredacted; keep it as safe as the cluster's credentials")
 	}

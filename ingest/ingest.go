@@ -27,6 +27,10 @@ type Options struct {
 	Cluster          string    // cluster of the evidence (of audit events: over what their envelope says)
 	ClusterPerDir    bool      // the first directory level under a directory argument names the cluster
 	APIServer        string    // apiserver of the audit events, over what their envelope says
+	// Settling, when set, is called when a file has been read and its rows are in, as the checks
+	// over them (rejected rows, duplicates) and the commit begin; the function it returns is
+	// called when that file's load has ended.
+	Settling func() (done func())
 }
 
 var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
@@ -224,6 +228,19 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 	}
 	defer conn.Close()
 	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(cluster), EndOffset: -1, EndLine: -1}
+	if in.opt.Settling != nil {
+		var settled func()
+		f.OnRowsIn = func() {
+			if settled == nil {
+				settled = in.opt.Settling()
+			}
+		}
+		defer func() {
+			if settled != nil {
+				settled()
+			}
+		}()
+	}
 	if r.Skipped, err = resumePoint(ctx, f, loader.Resumable()); err != nil || r.Skipped != "" {
 		return r, err
 	}

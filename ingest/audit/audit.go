@@ -63,6 +63,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
+	f.RowsIn()
 	rejects, err := settle(ctx, f, inserted)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)

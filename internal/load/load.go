@@ -36,6 +36,9 @@ type File struct {
 	LoadID   int64
 	Tables   []store.Table // the tables the loader declared
 	Settings Settings
+	// OnRowsIn, when set, is called (through RowsIn) once the file's rows are all in its tables,
+	// before the checks over them (rejected rows, duplicates) and the commit.
+	OnRowsIn func()
 
 	// Where a resumable load starts in the decompressed stream; zero for a whole file.
 	StartOffset, StartLine int64
@@ -69,6 +72,13 @@ func (f *File) AddNote(note string) {
 	f.Note = note
 }
 
+// RowsIn is what a loader calls once the file's rows are all in its tables: it calls OnRowsIn.
+func (f *File) RowsIn() {
+	if f.OnRowsIn != nil {
+		f.OnRowsIn()
+	}
+}
+
 // Writer returns a row writer into the loader's tables, inside the load's transaction.
 func (f *File) Writer(ctx context.Context) *rows.Writer {
 	return rows.New(ctx, f.Conn, f.Tables)
@@ -87,6 +97,7 @@ func (f *File) LoadRows(ctx context.Context, parse Parse) error {
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
+	f.RowsIn()
 	if parseErr != nil {
 		return fmt.Errorf("reading %s: %w", f.Src.Name, parseErr)
 	}

@@ -1,0 +1,42 @@
+package ingest
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSettling: Settling is called for each file that loads rows, of every kind of evidence,
+// before its load commits, and what it returns after the commit; a file already loaded (nothing
+// to commit) is not settled.
+func TestSettling(t *testing.T) {
+	paths := []string{
+		"../samples/flapping/audit.log",
+		"../samples/flapping/snapshots/endpoints-2026-11-21T05:59:13Z.json",
+		"conntrack/testdata/real/acct_timestamp/conntrack_L.txt",
+	}
+	db := openTestDB(t)
+	var settled, done int
+	committed := func() int64 { return queryInt(t, db, "SELECT count(*) FROM ingest_files") }
+	opt := Options{Node: "worker-7", At: time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC), Settling: func() func() {
+		settled++
+		before := committed()
+		return func() {
+			done++
+			if after := committed(); after != before+1 {
+				t.Errorf("load %d: %d loads committed when settled, %d when done; want the load's commit between them", settled, before, after)
+			}
+		}
+	}}
+	for _, r := range ingestFiles(t, db, opt, paths...) {
+		if r.Rows == 0 {
+			t.Errorf("%s loaded no rows", r.Path)
+		}
+	}
+	if settled != len(paths) || done != len(paths) {
+		t.Errorf("%d files loaded: settled %d times, done %d times; want each %d", len(paths), settled, done, len(paths))
+	}
+	ingestFiles(t, db, opt, paths...)
+	if settled != len(paths) || done != len(paths) {
+		t.Errorf("after loading the files again (each already loaded): settled %d times, done %d times; want %d", settled, done, len(paths))
+	}
+}
