@@ -51,10 +51,17 @@ func SetDuckDBAllocator() error {
 // duckDBAllocator: returning every page at once there cost 12% (BENCHMARKS.md).
 var settlingAllocator = jemalloc.Options{DirtyDecayMs: 0, MuzzyDecayMs: 0}
 
-// allocatorSettling returns ingest's Settling, which sets settlingAllocator and then
-// duckDBAllocator again, printing a warning to w when it cannot; nil when
-// $DUCKDB_JE_MALLOC_CONF is set (the user's options stay) or DuckDB's build has no jemalloc.
-func allocatorSettling(w io.Writer) func() (done func()) {
+// settlingMinBytes is the smallest file (bytes read, decompressed) whose settling sets
+// settlingAllocator. Below it the peak stays far under 1.5 GiB and settling barely lowered it (one
+// file of 1M events, 891 MB: 458-461 against 461-468 MiB; ten files of 85 MB: 498 against 517-544
+// MiB), while over many small files it cost time: samples/ (361 files) loaded in 17.2-19.8 s
+// instead of 14.4-17.6 s, with 4.2-4.8 s of system time instead of 2.5-2.9 (BENCHMARKS.md).
+const settlingMinBytes = 1 << 30
+
+// allocatorSettling returns ingest's Settling, which for a file of settlingMinBytes or more sets
+// settlingAllocator and then duckDBAllocator again, printing a warning to w when it cannot; nil
+// when $DUCKDB_JE_MALLOC_CONF is set (the user's options stay) or DuckDB's build has no jemalloc.
+func allocatorSettling(w io.Writer) func(readBytes int64) (done func()) {
 	if _, set := os.LookupEnv(duckDBAllocatorEnv); set {
 		return nil
 	}
@@ -66,7 +73,10 @@ func allocatorSettling(w io.Writer) func() (done func()) {
 			fmt.Fprintf(w, "warning: setting DuckDB's allocator: %v\n", err)
 		}
 	}
-	return func() func() {
+	return func(readBytes int64) func() {
+		if readBytes < settlingMinBytes {
+			return nil
+		}
 		set(settlingAllocator)
 		return func() { set(duckDBAllocator) }
 	}

@@ -72,9 +72,9 @@ func TestDuckDBAllocatorEnv(t *testing.T) {
 	}
 }
 
-// TestAllocatorSettling: ingest's Settling sets settlingAllocator, arena 0 included, and what it
-// returns sets duckDBAllocator again; with $DUCKDB_JE_MALLOC_CONF set there is none (the user's
-// options stay while files are settled too).
+// TestAllocatorSettling: ingest's Settling sets settlingAllocator for a file of settlingMinBytes,
+// arena 0 included, and what it returns sets duckDBAllocator again; a smaller file is left alone;
+// with $DUCKDB_JE_MALLOC_CONF set there is none (the user's options stay while files are settled too).
 func TestAllocatorSettling(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("DuckDB links jemalloc into its Linux builds only")
@@ -101,7 +101,14 @@ func TestAllocatorSettling(t *testing.T) {
 	if settling == nil {
 		t.Fatalf("without $%s: no Settling", duckDBAllocatorEnv)
 	}
-	done := settling()
+	if done := settling(settlingMinBytes - 1); done != nil {
+		t.Errorf("a file of %d bytes settled, want it left alone", settlingMinBytes-1)
+	}
+	runsWith("a smaller file settling", duckDBAllocator)
+	done := settling(settlingMinBytes)
+	if done == nil {
+		t.Fatalf("a file of %d bytes not settled", settlingMinBytes)
+	}
 	runsWith("settling", settlingAllocator)
 	done()
 	runsWith("settled", duckDBAllocator)

@@ -27,10 +27,10 @@ type Options struct {
 	Cluster          string    // cluster of the evidence (of audit events: over what their envelope says)
 	ClusterPerDir    bool      // the first directory level under a directory argument names the cluster
 	APIServer        string    // apiserver of the audit events, over what their envelope says
-	// Settling, when set, is called when a file has been read and its rows are in, as the checks
-	// over them (rejected rows, duplicates) and the commit begin; the function it returns is
-	// called when that file's load has ended.
-	Settling func() (done func())
+	// Settling, when set, is called with the bytes read (decompressed) when a file has been read
+	// and its rows are in, as the checks over them (rejected rows, duplicates) and the commit
+	// begin; the function it returns, unless nil, is called when that file's load has ended.
+	Settling func(readBytes int64) (done func())
 }
 
 var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
@@ -229,10 +229,11 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 	defer conn.Close()
 	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Tables: loader.Tables(), Settings: in.settings(cluster), EndOffset: -1, EndLine: -1}
 	if in.opt.Settling != nil {
+		var settling bool
 		var settled func()
 		f.OnRowsIn = func() {
-			if settled == nil {
-				settled = in.opt.Settling()
+			if !settling {
+				settling, settled = true, in.opt.Settling(f.ReadBytes)
 			}
 		}
 		defer func() {

@@ -6,8 +6,8 @@ import (
 )
 
 // TestSettling: Settling is called for each file that loads rows, of every kind of evidence,
-// before its load commits, and what it returns after the commit; a file already loaded (nothing
-// to commit) is not settled.
+// with the bytes read (each file whole) before its load commits, and what it returns after the
+// commit; a file already loaded (nothing to commit) is not settled.
 func TestSettling(t *testing.T) {
 	paths := []string{
 		"../samples/flapping/audit.log",
@@ -17,8 +17,11 @@ func TestSettling(t *testing.T) {
 	db := openTestDB(t)
 	var settled, done int
 	committed := func() int64 { return queryInt(t, db, "SELECT count(*) FROM ingest_files") }
-	opt := Options{Node: "worker-7", At: time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC), Settling: func() func() {
+	opt := Options{Node: "worker-7", At: time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC), Settling: func(readBytes int64) func() {
 		settled++
+		if path := paths[(settled-1)%len(paths)]; readBytes != int64(len(readFile(t, path))) {
+			t.Errorf("%s settled after %d bytes read, want its %d bytes", path, readBytes, len(readFile(t, path)))
+		}
 		before := committed()
 		return func() {
 			done++

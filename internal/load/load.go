@@ -36,8 +36,9 @@ type File struct {
 	LoadID   int64
 	Tables   []store.Table // the tables the loader declared
 	Settings Settings
-	// OnRowsIn, when set, is called (through RowsIn) once the file's rows are all in its tables,
-	// before the checks over them (rejected rows, duplicates) and the commit.
+	// OnRowsIn, when set, is called (through RowsIn) once the file's rows are all in its tables
+	// (Lines and ReadBytes set), before the checks over them (rejected rows, duplicates) and the
+	// commit.
 	OnRowsIn func()
 
 	// Where a resumable load starts in the decompressed stream; zero for a whole file.
@@ -72,7 +73,8 @@ func (f *File) AddNote(note string) {
 	f.Note = note
 }
 
-// RowsIn is what a loader calls once the file's rows are all in its tables: it calls OnRowsIn.
+// RowsIn is what a loader calls once the file's rows are all in its tables and it has set Lines
+// and ReadBytes: it calls OnRowsIn.
 func (f *File) RowsIn() {
 	if f.OnRowsIn != nil {
 		f.OnRowsIn()
@@ -97,11 +99,11 @@ func (f *File) LoadRows(ctx context.Context, parse Parse) error {
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	f.RowsIn()
 	if parseErr != nil {
 		return fmt.Errorf("reading %s: %w", f.Src.Name, parseErr)
 	}
 	f.Lines, f.ReadBytes = counter.Lines(), counter.N
+	f.RowsIn()
 	dups, err := w.RemoveDuplicates(ctx, f.LoadID)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
