@@ -76,8 +76,9 @@ func New(db *store.DB, opt Options) *Ingester {
 	return &Ingester{db: db, opt: opt}
 }
 
-// Ingest loads every file of files (see ExpandPaths), each in its own transaction. A file that
-// fails is reported and the others are still loaded; the returned error joins every failure.
+// Ingest loads every file of files (see ExpandPaths), each in its own transaction, and evicts
+// the database's cached blocks after each. A file that fails is reported and the others are
+// still loaded; the returned error joins every failure.
 // Every input that is not loaded, skipped or failed, is a result with the reason in Skipped and
 // a row of ingest_files. When the database takes no more writes (a full disk: a commit or that
 // row fails), Ingest stops there, and says once how many inputs after it it did not try.
@@ -101,6 +102,13 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			r.Skipped = r.Err.Error()
 		}
 		stop := errors.As(r.Err, new(writeError))
+		if r.Err == nil && r.Skipped == "" {
+			// the blocks this load wrote stay cached otherwise, up to the memory limit, beside what
+			// the next load needs (see store.ReleaseCache)
+			if err := in.db.ReleaseCache(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if r.Skipped != "" {
 			if err := in.recordSkipped(ctx, r); err != nil {
 				if r.Err == nil {

@@ -43,3 +43,30 @@ func TestSettling(t *testing.T) {
 		t.Errorf("after loading the files again (each already loaded): settled %d times, done %d times; want %d", settled, done, len(paths))
 	}
 }
+
+// TestIngestReleasesCache: after a file's load, the blocks DuckDB had cached of the database
+// are evicted (store.ReleaseCache), so that a long ingest does not keep every file it wrote
+// cached up to the memory limit.
+func TestIngestReleasesCache(t *testing.T) {
+	db := openTestDB(t)
+	for _, stmt := range []string{
+		"CREATE TABLE blocks AS SELECT range AS i, md5(CAST(range AS VARCHAR)) AS s FROM range(3000000)",
+		"CHECKPOINT",
+		"SELECT count(DISTINCT s) FROM blocks",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() int64 {
+		return queryInt(t, db, "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'")
+	}
+	before := cached()
+	if before < 48<<20 {
+		t.Fatalf("%d bytes of blocks cached before the load; want 48 MiB or more", before)
+	}
+	ingestFiles(t, db, Options{}, "../samples/flapping/audit.log")
+	if after := cached(); after > 32e6 {
+		t.Errorf("%d bytes of blocks cached after loading a file (%d before); want at most 32MB", after, before)
+	}
+}
