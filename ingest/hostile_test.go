@@ -166,16 +166,22 @@ func TestLowercaseRFC3339(t *testing.T) {
 }
 
 // TestDedupeOfAnEventWithoutStageTime: an event loaded again with a stage time that does not
-// parse is still a duplicate of the one loaded before.
+// parse is still a duplicate of the one loaded before, and the other way round: an event loaded
+// without a stage time is found when it comes again with one.
 func TestDedupeOfAnEventWithoutStageTime(t *testing.T) {
-	db := openTestDB(t)
-	ingestFiles(t, db, Options{}, "testdata/audit-v1.good.log")
-	res := ingestFiles(t, db, Options{}, "testdata/undated-duplicate.bad.log")
-	if res[0].Duplicates != 1 || res[0].Rows != 0 {
-		t.Errorf("%+v, want the event skipped as a duplicate", res[0])
-	}
-	if n := queryInt(t, db, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
-		t.Errorf("%d (audit_id, stage) stored twice", n)
+	for _, order := range [][2]string{
+		{"testdata/audit-v1.good.log", "testdata/undated-duplicate.bad.log"},
+		{"testdata/undated-duplicate.bad.log", "testdata/audit-v1.good.log"},
+	} {
+		db := openTestDB(t)
+		first := ingestFiles(t, db, Options{}, order[0])
+		res := ingestFiles(t, db, Options{}, order[1])
+		if first[0].Rows == 0 || res[0].Duplicates != 1 || res[0].Rows != res[0].Lines-1 {
+			t.Errorf("%s after %s: %+v, want the one event of both skipped as a duplicate", order[1], order[0], res[0])
+		}
+		if n := queryInt(t, db, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
+			t.Errorf("%s after %s: %d (audit_id, stage) stored twice", order[1], order[0], n)
+		}
 	}
 }
 

@@ -276,10 +276,14 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64) (int
 			return 0, err
 		}
 	}
+	// two scans, not one filter on "in the range OR NULL": each is pruned by the row groups'
+	// statistics, where the OR read every row group of the table for every file loaded (a
+	// 5-minute range of a 10M-event database: 1.12 s against 0.05 s)
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
 		SELECT n.rowid FROM audit_events n SEMI JOIN (
-			SELECT audit_id, stage, cluster FROM audit_events
-			WHERE load_id <> $1 AND (stage_at BETWEEN $2 AND $3 OR stage_at IS NULL)) o
+			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1 AND stage_at BETWEEN $2 AND $3
+			UNION ALL
+			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1 AND stage_at IS NULL) o
 		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
 		WHERE n.load_id = $1)`, loadID, lo, hi)
 	if err != nil || undated == 0 {
