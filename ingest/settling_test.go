@@ -44,29 +44,48 @@ func TestSettling(t *testing.T) {
 	}
 }
 
-// TestIngestReleasesCache: after a file's load, the blocks DuckDB had cached of the database
-// are evicted (store.ReleaseCache), so that a long ingest does not keep every file it wrote
-// cached up to the memory limit.
+// TestIngestReleasesCache: the blocks DuckDB had cached of the database are evicted
+// (store.ReleaseCache) once releaseCacheBytes of input are loaded, and at the end of the ingest,
+// so that a long ingest does not keep the files it wrote cached up to the memory limit.
 func TestIngestReleasesCache(t *testing.T) {
-	db := openTestDB(t)
-	for _, stmt := range []string{
-		"CREATE TABLE blocks AS SELECT range AS i, md5(CAST(range AS VARCHAR)) AS s FROM range(3000000)",
-		"CHECKPOINT",
-		"SELECT count(DISTINCT s) FROM blocks",
-	} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatal(err)
+	paths := []string{"../samples/flapping/audit.log", "../samples/healthy/audit.log"}
+	for _, every := range []int64{1, 1 << 40} {
+		db := openTestDB(t)
+		for _, stmt := range []string{
+			"CREATE TABLE blocks AS SELECT range AS i, md5(CAST(range AS VARCHAR)) AS s FROM range(3000000)",
+			"CHECKPOINT",
+			"SELECT count(DISTINCT s) FROM blocks",
+		} {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	cached := func() int64 {
-		return queryInt(t, db, "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'")
-	}
-	before := cached()
-	if before < 48<<20 {
-		t.Fatalf("%d bytes of blocks cached before the load; want 48 MiB or more", before)
-	}
-	ingestFiles(t, db, Options{}, "../samples/flapping/audit.log")
-	if after := cached(); after > 32e6 {
-		t.Errorf("%d bytes of blocks cached after loading a file (%d before); want at most 32MB", after, before)
+		cached := func() int64 {
+			return queryInt(t, db, "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'")
+		}
+		before := cached()
+		if before < 48<<20 {
+			t.Fatalf("%d bytes of blocks cached before the load; want 48 MiB or more", before)
+		}
+		defer func(was int64) { releaseCacheBytes = was }(releaseCacheBytes)
+		releaseCacheBytes = every
+		var second int64 // cached when the second file's rows are in
+		loads := 0
+		opt := Options{Settling: func(int64) func() {
+			if loads++; loads == 2 {
+				second = cached()
+			}
+			return nil
+		}}
+		ingestFiles(t, db, opt, paths...)
+		if every == 1 && second > 32e6 {
+			t.Errorf("releasing every byte: %d bytes of blocks cached while the second file loaded (%d before); want at most 32MB", second, before)
+		}
+		if every > 1 && second < before {
+			t.Errorf("releasing every TiB: %d bytes of blocks cached while the second file loaded (%d before); want them kept until the end", second, before)
+		}
+		if after := cached(); after > 32e6 {
+			t.Errorf("releasing every %d bytes: %d bytes of blocks cached after the ingest (%d before); want at most 32MB", every, after, before)
+		}
 	}
 }
