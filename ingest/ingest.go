@@ -36,8 +36,9 @@ type Options struct {
 // releaseCacheBytes is how much input Ingest loads before it has the blocks DuckDB keeps cached
 // of the database evicted (store.ReleaseCache), and it does so once more at its end: they would
 // stay cached up to the memory limit, beside what the next load and, in kubesift run, the rules
-// need. Evicting after every file of 100 MB made loading 10M events in 86 files 10-15% slower;
-// every 1 GiB, about 100 MB of the database's blocks stay cached at most (BENCHMARKS.md).
+// need. Evicting after every file of 100 MB made loading 10M events in 86 files 10-15% slower
+// (peak 661-677 MiB); every 1 GiB, as fast as without (789-797 MiB, against 1,166-1,202 MiB
+// without; BENCHMARKS.md).
 var releaseCacheBytes int64 = 1 << 30
 
 var errUnknownKind = errors.New("cannot tell what kind of evidence this is")
