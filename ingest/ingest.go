@@ -140,7 +140,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 		}
 	}
 	if cachedLoad {
-		if err := in.db.ReleaseCache(context.WithoutCancel(ctx)); err != nil {
+		if err := in.db.ReleaseCache(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

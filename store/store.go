@@ -355,11 +355,13 @@ const releaseFloor = "32MB"
 // MiB; BENCHMARKS.md). The blocks are on disk and are read again when a later query needs them.
 // Blocks in use (a pinned metadata block) stay: DuckDB then refuses the floor after evicting what
 // it could, which is no error here. Nothing is done for an in-memory database, whose blocks have
-// no file to be read back from.
+// no file to be read back from. It runs to its end even when ctx is cancelled (an interrupted
+// ingest): the limit must not stay at the floor.
 func (db *DB) ReleaseCache(ctx context.Context) error {
 	if db.Path == InMemory {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	if _, err := db.ExecContext(ctx, "SET memory_limit = "+quote(releaseFloor)); err != nil && !IsOutOfMemory(err) {
 		return fmt.Errorf("evicting the cached blocks of %s: %w", db.Path, err)
 	}
