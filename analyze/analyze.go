@@ -370,13 +370,8 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 			return nil, err
 		}
 	}
-	// Stages that make more than one piece are large beside the memory limit (the pieces are sized
-	// by it), and every piece reads them: compressed, they leave that memory to the pieces. A rule
-	// in one piece (a short window) reads them once, and would only pay for the compression.
-	if pieces > 1 && len(r.Stages) > 0 {
-		if err := conn.CompressStages(ctx); err != nil {
-			return nil, fmt.Errorf("compressing the stages: %w", err)
-		}
+	if err := settleStages(ctx, conn, r, pieces); err != nil {
+		return nil, err
 	}
 	var out []Finding
 	for piece := range pieces {
@@ -443,6 +438,30 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any) (
 		}
 	}
 	return drop, nil
+}
+
+// settleStages readies r's stages for its pieces: stages that make more than one piece are large
+// beside the memory limit (the pieces are sized by it), and every piece reads them, so they are
+// compressed and leave that memory to the pieces (a rule in one piece, a short window, reads them
+// once and would only pay for the compression); then the transient stages are dropped. Dropped
+// before the compression instead, their memory came back less readily: election-lock-churn with
+// every one of 48,932 locks reported at 10M events peaked at 1,317–1,352 MiB, against 1,108–1,235
+// MiB.
+func settleStages(ctx context.Context, conn *store.Sandbox, r rules.Rule, pieces int64) error {
+	if pieces > 1 && len(r.Stages) > 0 {
+		if err := conn.CompressStages(ctx); err != nil {
+			return fmt.Errorf("compressing the stages: %w", err)
+		}
+	}
+	for _, s := range r.Stages {
+		if !s.Transient {
+			continue
+		}
+		if err := conn.DropStage(ctx, s.Table); err != nil {
+			return fmt.Errorf("dropping the transient stage %s: %w", s.Table, err)
+		}
+	}
+	return nil
 }
 
 // pieceCount returns how many pieces r runs in: one per r.Pieces.Rows rows of its table (scaled

@@ -9,11 +9,13 @@
 -- With --since the writes and watch requests are read from $lookback_since (the rule's lookback before the window),
 -- not from the start of the database, so that a run over a short window costs in proportion to the window.
 -- What the rule reads of audit_events is selected once, before the pieces, by its stages (rules/election-lock-churn.yaml,
--- queries/stages/election-lock-churn-*.sql): the lock-capable writes without their bodies (stage_lock_writes), the watch
--- requests on Endpoints and ConfigMaps (stage_watch_reqs) and their keys (stage_watch_keys), the rows of each namespace
--- (stage_lock_namespaces), and the Services the audit log names (stage_audit_services); a piece reads its share of
--- those instead of scanning every audit event again.
--- The rule runs in pieces ($piece of $pieces) of about equal shares of the lock-capable writes and snapshots
+-- queries/stages/election-lock-churn-*.sql): the lock-capable writes, without their bodies, of the objects that the rule
+-- can report (stage_lock_writes: the candidates are decided over all the lock-capable writes at once, from the few
+-- columns that decision needs, so that the writes of every other object never reach the pieces), the watch requests on
+-- Endpoints and ConfigMaps that those locks can meet (stage_watch_reqs) and their keys (stage_watch_keys), the rows of
+-- each namespace (stage_lock_namespaces), and the Services the audit log names (stage_audit_services); a piece reads its
+-- share of those instead of scanning every audit event again.
+-- The rule runs in pieces ($piece of $pieces) of about equal shares of the candidates' writes and snapshots
 -- (ns_pieces): the namespaces, in order, take consecutive ranges of pieces in proportion to their rows, and the
 -- objects (cluster, namespace, name) of a namespace are placed in its range by a hash of their name (ks_object_in_piece),
 -- so that each piece gets its share of every namespace it meets (when a namespace was split evenly over the pieces it
@@ -42,10 +44,10 @@ ns_pieces AS MATERIALIZED (
                        CAST(sum(n) OVER () AS BIGINT) AS total
                 FROM stage_lock_namespaces))
 ),
--- the piece's share of the lock-capable writes (stage_lock_writes), kept for their three readers. Only the namespaces
+-- the piece's share of the candidates' writes (stage_lock_writes), kept for their three readers. Only the namespaces
 -- of the piece, and of a namespace that spans several pieces only the piece's place buckets, are joined: the stage is
 -- sorted by cluster, namespace and bucket, and the bounds of the join's keys then skip the stage's other row groups (a
--- piece at 10M events reads 134,687 of 1,837,663 rows instead of all of them; of the recordings at 10M, where one
+-- piece at 10M events read 134,687 of 1,837,663 rows instead of all of them, before the candidates; of the recordings at 10M, where one
 -- namespace holds 808,960 of them, a piece in that namespace read all of them before the buckets)
 writes AS MATERIALIZED (
     SELECT w.* EXCLUDE (ns_key, place_bucket)
@@ -87,7 +89,9 @@ ann_locks AS (
     UNION
     SELECT DISTINCT cluster, kind, namespace, name FROM snap_ann
 ),
--- the lock writers: users that changed the annotation of that object (the candidates)
+-- the lock writers: users that changed the annotation of that object (the candidates). lock_writers, lock_writes and
+-- reportable_locks decide which locks are reported; stages/election-lock-churn-candidates.sql decides the same over all
+-- the writes before the pieces, and a lock it leaves out never reaches them: change both together
 lock_writers AS (
     SELECT DISTINCT cluster, kind, namespace, name, username
     FROM ann_parsed

@@ -324,6 +324,9 @@ func Parse(name string, data []byte) (Rule, []error) {
 		if !slices.Contains(r.Inputs, r.Pieces.Table) && !slices.Contains(r.StageTables(), r.Pieces.Table) {
 			at(field("pieces"), "pieces: table %q is not one of the rule's inputs %v or stages", r.Pieces.Table, r.Inputs)
 		}
+		if i := slices.IndexFunc(r.Stages, func(s Stage) bool { return s.Table == r.Pieces.Table }); i >= 0 && r.Stages[i].Transient {
+			at(field("pieces"), "pieces: table %q is a transient stage, dropped before the pieces run", r.Pieces.Table)
+		}
 		if r.Pieces.Rows <= 0 {
 			at(field("pieces"), "pieces: rows %d: want a positive number of rows per piece", r.Pieces.Rows)
 		}

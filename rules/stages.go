@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,10 +23,14 @@ var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$
 // reads instead of the loaded tables, and which is dropped once the rule has run. A rule that
 // runs in pieces stages the narrow rows it needs of the big tables, so that each piece reads those
 // instead of scanning every audit event again. A stage may use the rule's params, the window and
-// the lookback, never the piece, and may read the stages before it.
+// the lookback, never the piece, and may read the stages before it. A transient stage only feeds
+// the stages after it (the rule's query never reads it): it is dropped once the rule's stages are
+// all made and compressed, before the pieces run, so that rows selected to decide what the pieces
+// need hold no memory while they run.
 type Stage struct {
-	Table string `yaml:"table"`
-	Query string `yaml:"query"`
+	Table     string `yaml:"table"`
+	Query     string `yaml:"query"`
+	Transient bool   `yaml:"transient"`
 
 	SQL string `yaml:"-"` // the query named by Query
 }
@@ -40,6 +45,8 @@ func checkStages(stages []Stage, bad func(i int, format string, args ...any)) {
 			bad(i, "stages[%d]: table %q holds the rule's rows while they are read: name the stage otherwise", i, s.Table)
 		case slices.IndexFunc(stages[:i], func(o Stage) bool { return o.Table == s.Table }) >= 0:
 			bad(i, "stages[%d]: table %q staged twice", i, s.Table)
+		case s.Transient && i == len(stages)-1:
+			bad(i, "stages[%d]: table %q is transient, but no stage follows it to read it", i, s.Table)
 		}
 		if !idPattern.MatchString(s.Query) {
 			bad(i, "stages[%d]: query %q: want the name of a file stages/NAME.sql (lowercase words joined by dashes)", i, s.Query)
@@ -62,6 +69,21 @@ func loadStageSQL(r *Rule, sqlOf func(string) (string, bool)) []error {
 		sql, qErrs := loadQuery(r, sqlOf, "stages", i, "stages", s.Query, params)
 		errs = append(errs, qErrs...)
 		r.Stages[i].SQL = sql
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for i, s := range r.Stages {
+		if !s.Transient {
+			continue
+		}
+		names := regexp.MustCompile(`\b` + regexp.QuoteMeta(s.Table) + `\b`)
+		if names.MatchString(stripSQLComments(r.SQL)) {
+			errs = append(errs, fmt.Errorf("rule %s: stages[%d]: table %q is transient (dropped before the query runs), yet %s.sql reads it", r.ID, i, s.Table, r.ID))
+		}
+		if !slices.ContainsFunc(r.Stages[i+1:], func(later Stage) bool { return names.MatchString(stripSQLComments(later.SQL)) }) {
+			errs = append(errs, fmt.Errorf("rule %s: stages[%d]: table %q is transient, yet no later stage reads it", r.ID, i, s.Table))
+		}
 	}
 	return errs
 }

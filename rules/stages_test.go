@@ -59,3 +59,42 @@ func TestStages(t *testing.T) {
 		t.Errorf("pieces of a table neither input nor stage: %v", err)
 	}
 }
+
+// TestTransientStages: a transient stage is read by a later stage, never by the rule's query
+// (comments do not count) nor split into pieces, and is not the last stage.
+func TestTransientStages(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	write := func(name, text string) { t.Helper(); writeFile(t, dir, name, text) }
+	pieces := "pieces: {table: stage_mine, rows: 1000}\n"
+	stages := "stages:\n  - {table: stage_all, query: mine-all, transient: true}\n  - {table: stage_mine, query: mine-writes}\n"
+	write("stages/mine-all.sql", "SELECT * FROM audit_events WHERE stage_at >= $since AND $window_minutes > 0")
+	write("stages/mine-writes.sql", "SELECT * FROM stage_all -- the writes of stage_all\n")
+	write("mine.sql", "-- reads stage_mine, not stage_all\nSELECT * FROM stage_mine WHERE $piece < $pieces AND $until IS NULL")
+	write("mine.yaml", good+pieces+stages)
+	rs, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs[0].Stages[0].Transient || rs[0].Stages[1].Transient {
+		t.Errorf("stages %+v", rs[0].Stages)
+	}
+	write("mine.sql", "SELECT * FROM stage_mine JOIN stage_all USING (cluster) WHERE $piece < $pieces AND $until IS NULL")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `rule mine: stages[0]: table "stage_all" is transient (dropped before the query runs), yet mine.sql reads it`) {
+		t.Errorf("the query reading a transient stage: %v", err)
+	}
+	write("mine.sql", "SELECT * FROM stage_mine WHERE $piece < $pieces AND $until IS NULL")
+	write("stages/mine-writes.sql", "SELECT * FROM audit_events -- not stage_all\n")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `rule mine: stages[0]: table "stage_all" is transient, yet no later stage reads it`) {
+		t.Errorf("a transient stage no stage reads: %v", err)
+	}
+	write("stages/mine-writes.sql", "SELECT * FROM stage_all")
+	write("mine.yaml", good+"pieces: {table: stage_all, rows: 1000}\n"+stages)
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `pieces: table "stage_all" is a transient stage, dropped before the pieces run`) {
+		t.Errorf("pieces of a transient stage: %v", err)
+	}
+	write("mine.yaml", good+pieces+"stages:\n  - {table: stage_mine, query: mine-writes}\n  - {table: stage_all, query: mine-all, transient: true}\n")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `mine.yaml:16:5: stages[1]: table "stage_all" is transient, but no stage follows it to read it`) {
+		t.Errorf("a transient last stage: %v", err)
+	}
+}
