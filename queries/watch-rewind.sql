@@ -182,8 +182,24 @@ reqs_win AS (
            (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs_epoch r
 ),
+-- the streams that can hold a rewind: each kind of rewind is a watch asking for a version no higher than one its
+-- stream asked for before it (backwards: lower than the highest before it in its loop; repeat-after-write: the same
+-- as the watch before it; expired-again: the same as a list answered 410 before it), and a loop is a part of its
+-- stream in the same order, so a stream whose every watch asks for more than every request before it never rewinds.
+-- Only the other streams' requests go on (in a stream of one request there is nothing to compare: those are counted
+-- first, on the number alone). In the independent benchmark mix at 10M events every one of 1.43M watch requests is a
+-- stream of its own; healthy reflectors on a busy collection resume from ever newer versions
+stream_cands AS (
+    SELECT DISTINCT stream
+    FROM (SELECT r.stream, r.verb,
+                 r.rv <= max(r.rv) OVER (PARTITION BY r.stream ORDER BY r.recv, r.audit_id
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS not_higher
+          FROM reqs_win r
+          SEMI JOIN (SELECT stream FROM reqs_win GROUP BY stream HAVING count(*) > 1) m ON m.stream = r.stream)
+    WHERE verb = 'watch' AND not_higher
+),
 watch_reqs AS (
-    SELECT * FROM reqs_win WHERE verb = 'watch'
+    SELECT r.* FROM reqs_win r SEMI JOIN stream_cands c ON c.stream = r.stream WHERE r.verb = 'watch'
 ),
 -- A stream whose watches each start after the one before it ended (in order of start; every watch but the last logged
 -- as ended, and not before it started) is one loop: each watch's predecessor below would be the watch before it, and
@@ -296,6 +312,7 @@ watches AS (
 gone_lists AS (
     SELECT l.*
     FROM reqs_win l
+    SEMI JOIN stream_cands c ON c.stream = l.stream
     WHERE l.verb = 'list'
 ),
 -- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
