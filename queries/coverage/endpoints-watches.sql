@@ -26,14 +26,17 @@ locks AS (
 lock_writes AS (
     SELECT cluster, sum(writes) AS writes FROM locks GROUP BY ALL
 ),
+-- the watches of the clusters with such locks only: with none, the scan of audit_events is skipped (the join's build
+-- side is empty; 0.4 s at 10M events)
 watches AS (
-    SELECT coalesce(cluster, '') AS cluster,
-           count(*) FILTER (WHERE user_agent LIKE 'kube-proxy/%' OR username = 'system:kube-proxy'
-                                  OR username = 'system:serviceaccount:kube-system:kube-proxy') AS kube_proxy,
+    SELECT coalesce(a.cluster, '') AS cluster,
+           count(*) FILTER (WHERE a.user_agent LIKE 'kube-proxy/%' OR a.username = 'system:kube-proxy'
+                                  OR a.username = 'system:serviceaccount:kube-system:kube-proxy') AS kube_proxy,
            count(*) AS n
-    FROM audit_events
-    WHERE watch AND resource IN ('endpoints', 'endpointslices')
-      AND stage_at >= ks_window_start($since) AND received_at <= ks_window_end($until)
+    FROM audit_events a
+    SEMI JOIN lock_writes l ON l.cluster = coalesce(a.cluster, '')
+    WHERE a.watch AND a.resource IN ('endpoints', 'endpointslices')
+      AND a.stage_at >= ks_window_start($since) AND a.received_at <= ks_window_end($until)
     GROUP BY ALL
 )
 SELECT l.cluster, 'partial' AS coverage,
