@@ -410,8 +410,7 @@ lease_seq AS (
     SELECT o.*,
            lag(nullif(o.holder, '') IGNORE NULLS) OVER (PARTITION BY cluster, namespace, name, uid ORDER BY ts, source_file, source_line) AS prev_holder
     FROM lease_obs o
-    WHERE o.namespace <> 'kube-node-lease'
-      AND NOT (o.namespace = 'kube-system' AND o.name LIKE 'apiserver-%')
+    WHERE ks_election_lease(o.namespace, o.name)
 ),
 lease_changes AS (
     SELECT * FROM lease_seq

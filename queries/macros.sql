@@ -61,6 +61,11 @@ CREATE OR REPLACE TEMP MACRO ks_lock_written_often(updates, span_s, min_count, m
 -- a *_usernames parameter (comma-separated users, e.g. the endpoints controllers) as a list
 CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, ','), u -> u <> '');
 
+-- election-lock-churn: whether a Lease can be an election: node heartbeats (kube-node-lease) and kube-apiserver
+-- identity leases are not
+CREATE OR REPLACE TEMP MACRO ks_election_lease(namespace, name) AS
+    namespace <> 'kube-node-lease' AND NOT (namespace = 'kube-system' AND name LIKE 'apiserver-%');
+
 -- ks_endpoint_observations(): the addresses of every observation of an Endpoints or EndpointSlice
 -- (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it was seen:
 -- 'audit', 'watch FILE' (a snapshot file holding several observations of one object: kubectl get -w,

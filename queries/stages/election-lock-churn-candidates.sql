@@ -50,9 +50,7 @@ lease_changes AS (
                  lag(nullif(w.lease_holder, '') IGNORE NULLS)
                      OVER (PARTITION BY w.cluster, w.namespace, w.name, w.uid ORDER BY w.ts, w.source_file, w.source_line) AS prev_holder
           FROM stage_lock_writes_all w
-          WHERE w.resource = 'leases' AND w.has_body AND NOT w.identity_lease
-            AND w.namespace <> 'kube-node-lease'
-            AND NOT (w.namespace = 'kube-system' AND w.name LIKE 'apiserver-%'))
+          WHERE w.resource = 'leases' AND w.has_body AND NOT w.identity_lease AND ks_election_lease(w.namespace, w.name))
     WHERE in_win AND coalesce(holder, '') <> '' AND prev_holder IS NOT NULL AND holder <> prev_holder
 )
 SELECT cluster, resource, namespace, name
