@@ -19,14 +19,18 @@ CREATE OR REPLACE TEMP MACRO ks_hash_in_piece(h, piece, pieces) AS
 CREATE OR REPLACE TEMP MACRO ks_in_piece(cluster, namespace, piece, pieces) AS
     ks_hash_in_piece(hash(coalesce(cluster, ''), coalesce(namespace, '')), piece, pieces);
 -- or, for watch-rewind, the requests of the watch streams (a client's list/watch loop on one collection: see
--- queries/watch-rewind.sql) that hash to its piece; in one piece no key is hashed
+-- queries/watch-rewind.sql) that hash to its piece; in one piece no key is hashed. ks_stream_key is the hash of a
+-- stream's key
+CREATE OR REPLACE TEMP MACRO ks_stream_key(cluster, username, user_agent, client_ip, api_group, api_version, resource,
+                                           namespace, name, label_selector, field_selector) AS
+    hash(coalesce(cluster, ''), coalesce(username, ''), coalesce(user_agent, ''), coalesce(client_ip, ''),
+         coalesce(api_group, ''), coalesce(api_version, ''), coalesce(resource, ''), coalesce(namespace, ''),
+         coalesce(name, ''), coalesce(label_selector, ''), coalesce(field_selector, ''));
 CREATE OR REPLACE TEMP MACRO ks_stream_in_piece(cluster, username, user_agent, client_ip, api_group, api_version, resource,
                                                 namespace, name, label_selector, field_selector, piece, pieces) AS
     CAST(pieces AS BIGINT) = 1
-    OR ks_hash_in_piece(hash(coalesce(cluster, ''), coalesce(username, ''), coalesce(user_agent, ''), coalesce(client_ip, ''),
-                             coalesce(api_group, ''), coalesce(api_version, ''), coalesce(resource, ''),
-                             coalesce(namespace, ''), coalesce(name, ''), coalesce(label_selector, ''),
-                             coalesce(field_selector, '')), piece, pieces);
+    OR ks_hash_in_piece(ks_stream_key(cluster, username, user_agent, client_ip, api_group, api_version, resource,
+                                      namespace, name, label_selector, field_selector), piece, pieces);
 -- or, for a rule whose findings are each about one object, only the rows of the objects (cluster, namespace, name) of
 -- its piece, when the namespaces in order take consecutive shares of all the rows (total): a namespace's rows are
 -- [before, before + n), each of its objects stands at a point of that range set by a hash of its name, and the object

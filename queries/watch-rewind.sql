@@ -76,8 +76,7 @@ gone_list_ids AS (
 ),
 -- the events of the watch requests and of the lists answered 410 Expired of collections, read in two scans whose verb
 -- equality DuckDB pushes into the scan (an IN list it does not: it scans every row and filters above). All the events
--- of a kept list are read: it has one answered 410. Read twice, by req_stats and reqs (not materialized: every column
--- of every watch event, held once more)
+-- of a kept list are read: it has one answered 410
 req_events AS NOT MATERIALIZED (
     SELECT a.*
     FROM audit_events a
@@ -101,48 +100,59 @@ req_events AS NOT MATERIALIZED (
       AND ks_stream_in_piece(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
                              a.namespace, a.name, a.label_selector, a.field_selector, $piece, $pieces)
 ),
--- one row per request (cluster and audit ID): what its events say together, in numbers, and which of its events came
--- first (its stage: one event per stage, as ingest keeps them). The strings of a request come from that event, in a
--- join (reqs): as aggregate states (any_value of a dozen strings per request) they took memory DuckDB does not spill
--- (the rule ran out of it at 10M events under 350-500MB), while a join spills
+-- one row per request (cluster and audit ID): what its events say together, and what its first event says (its first
+-- stage: one event per stage, as ingest keeps them), in numbers: its stream's key (the dozen strings of the stream
+-- key, below) and apiserver as hashes, and its scope as hashes too (the writes that may prove a repeat are hashed the
+-- same way, write_keys). The strings are read again only for the reported streams (stream_keys): carried with every
+-- request (they were joined back from its first event) through the joins, windows and materialized tables below,
+-- they took a third of the rule's time on the real recordings replicated to 10M events (BENCHMARKS.md). The file of
+-- the first event is the one aggregate state that is a string: any_value of a dozen strings per request took memory
+-- DuckDB does not spill (the rule ran out of it at 10M events under 350-500MB)
 req_stats AS (
-    SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
-           arg_min(a.stage, coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ)) AS first_stage,
-           min(a.received_at) AS recv,
-           max(a.stage_at) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS ended,
-           max(a.latency_ms) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS latency_ms,
-           max(a.code) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS code,
-           max(a.status_reason) FILTER (WHERE a.stage IN ('ResponseComplete', 'Panic')) AS status_reason,
+    SELECT e.cluster, e.audit_id,
+           min(e.key_hash) AS key_hash,
+           -- the request's scope, for the writes that may prove a repeat: its collection, namespace and name as hashes
+           -- (as write_keys hashes the writes'), and whether writes may judge it at all (no label selector, no field
+           -- selector but its name)
+           min(e.resource_hash) AS resource_hash, min(e.namespace_hash) AS namespace_hash, min(e.name_hash) AS name_hash,
+           bool_and(e.judged_by_writes) AS judged_by_writes,
+           arg_min(e.apiserver, e.t) AS apiserver,
+           arg_min(e.verb, e.t) AS verb,
+           arg_min(e.watch_rv, e.t) AS rv,
+           arg_min(e.timeout_seconds, e.t) AS timeout_s,
+           arg_min(e.source_file, e.t) AS source_file,
+           arg_min(e.source_line, e.t) AS source_line,
+           min(e.received_at) AS recv,
+           max(e.stage_at) FILTER (WHERE e.complete) AS ended,
+           max(e.latency_ms) FILTER (WHERE e.complete) AS latency_ms,
+           max(e.code) FILTER (WHERE e.complete) AS code,
+           max(e.status_reason) FILTER (WHERE e.complete) AS status_reason,
            -- a WatchList request (sendInitialEvents with NotOlderThan) asks for a state at least that new: never a replay
-           bool_or(coalesce(a.send_initial_events, false) AND a.resource_version_match = 'NotOlderThan') AS watch_list,
-           bool_or(coalesce(a.list_continue, false)) AS is_continue
-    FROM req_events a
-    GROUP BY coalesce(a.cluster, ''), a.audit_id
+           bool_or(coalesce(e.send_initial_events, false) AND e.resource_version_match = 'NotOlderThan') AS watch_list,
+           bool_or(coalesce(e.list_continue, false)) AS is_continue
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
+                 hash(coalesce(a.api_group, ''), a.resource) AS resource_hash,
+                 hash(coalesce(a.namespace, '')) AS namespace_hash, hash(coalesce(a.name, '')) AS name_hash,
+                 coalesce(a.label_selector, '') = ''
+                     AND (coalesce(a.field_selector, '') = ''
+                          OR a.field_selector IN ('metadata.name=' || coalesce(a.name, ''), 'metadata.name==' || coalesce(a.name, '')))
+                     AS judged_by_writes,
+                 ks_stream_key(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
+                               a.namespace, a.name, a.label_selector, a.field_selector) AS key_hash,
+                 hash(coalesce(a.apiserver, '')) AS apiserver,
+                 a.verb, a.watch_rv, a.timeout_seconds, a.source_file, a.source_line, a.received_at, a.stage_at,
+                 a.latency_ms, a.code, a.status_reason, a.send_initial_events, a.resource_version_match, a.list_continue,
+                 coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t,
+                 a.stage IN ('ResponseComplete', 'Panic') AS complete
+          FROM req_events a) e
+    GROUP BY e.cluster, e.audit_id
 ),
+-- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
 reqs AS (
-    SELECT n.cluster, n.audit_id,
-           coalesce(a.apiserver, '') AS apiserver,
-           a.verb,
-           coalesce(a.username, '') AS username,
-           coalesce(a.user_agent, '') AS user_agent,
-           coalesce(a.source_ips[1], '') AS client_ip,
-           coalesce(a.api_group, '') AS api_group,
-           coalesce(a.api_version, '') AS api_version,
-           a.resource,
-           coalesce(a.namespace, '') AS namespace,
-           coalesce(a.name, '') AS obj_name,
-           coalesce(a.label_selector, '') AS label_selector,
-           coalesce(a.field_selector, '') AS field_selector,
-           n.recv, n.ended, n.latency_ms, n.code, n.status_reason,
-           a.watch_rv AS rv,
-           a.timeout_seconds AS timeout_s,
-           n.watch_list, n.is_continue,
-           a.source_file, a.source_line
-    FROM req_stats n
-    JOIN req_events a ON coalesce(a.cluster, '') = n.cluster AND a.audit_id = n.audit_id AND a.stage = n.first_stage
-    -- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
-    WHERE (a.verb = 'watch' AND a.watch_rv > 0 AND NOT n.watch_list)
-       OR (a.verb = 'list' AND a.watch_rv > 0 AND n.code = 410 AND NOT n.is_continue)
+    SELECT cluster, audit_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver, verb,
+           recv, ended, latency_ms, code, status_reason, rv, timeout_s, source_file, source_line
+    FROM req_stats
+    WHERE ((verb = 'watch' AND rv > 0 AND NOT watch_list) OR (verb = 'list' AND rv > 0 AND code = 410 AND NOT is_continue))
 ),
 -- the epoch at the start of each minute in which a cluster whose resourceVersions started over has requests
 minute_epochs AS (
@@ -167,17 +177,13 @@ reqs_epoch AS NOT MATERIALIZED (
           SEMI JOIN epoch_start_minutes s ON s.cluster = r.cluster AND s.minute = epoch_ms(r.recv) // 60000) r
     ASOF LEFT JOIN epoch_starts e ON e.cluster = r.cluster AND r.recv >= e.t
 ),
--- from here on a request carries numbers and its stream, not the strings of its key: the windows, joins and
--- materialized CTEs below move a few columns per watch; the strings are looked up in reqs (by cluster and audit
--- ID) where they are needed: for the watches that repeat their version, the findings and the evidence. The stream
--- is the key as one number (the dozen strings compared once, not in every join and window): a 64-bit hash of it, so
--- that two of a million streams share a number with a chance of about 3 in 100 million. Their rank among the keys
+-- the stream is the key's hash with the epoch, one number (the dozen strings compared once, not in every join and
+-- window): two of a million streams share a number with a chance of about 3 in 100 million. Their rank among the keys
 -- (dense_rank) sorted every request by the dozen strings: 4.8 s of the rule's 40 on the real recordings replicated to
 -- 10M events
 reqs_win AS (
     SELECT r.cluster, r.audit_id,
-           hash(cluster, username, user_agent, client_ip, api_group, api_version, resource,
-                namespace, obj_name, label_selector, field_selector, epoch) AS stream,
+           hash(r.key_hash, r.epoch) AS stream,
            r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
            (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs_epoch r
@@ -278,6 +284,9 @@ links AS (
 -- overwrites, and lets it read every watch's current row (recurring.loops).
 -- Only the watches with a link take part (a watch that neither continues nor is continued is a loop of its own, and
 -- those are most watches of short-lived clients): a continued watch that continues none is the first of its loop.
+-- A round's join is written with the watches on their way on the right, so that DuckDB builds its hash table on them
+-- (its estimates of both sides are equal): built on the recurring table, every watch was hashed again in every round
+-- (41M rows on the real recordings replicated to 10M events, 5-10 s of the rule's 25).
 loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
     SELECT l.cluster, l.audit_id, l.prev_id, false
     FROM links l
@@ -287,8 +296,8 @@ loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
     ANTI JOIN links c ON c.cluster = l.cluster AND c.audit_id = l.prev_id
     UNION
     SELECT c.cluster, c.audit_id, p.loop_id, p.at_first
-    FROM loops c
-    JOIN recurring.loops p ON p.cluster = c.cluster AND p.audit_id = c.loop_id
+    FROM recurring.loops p
+    JOIN loops c ON c.cluster = p.cluster AND c.loop_id = p.audit_id
     WHERE NOT c.at_first
 ),
 -- the sequence of watch requests of each loop, with what came before (a stream of one loop is one partition: its loop
@@ -333,7 +342,7 @@ stale AS (
 -- cross_apiserver_grace_ms before hi), cut into minutes (bucket), so that the writes meet them in a hash join on
 -- their cluster, scope and minute instead of every write of the resource
 repeat_cands AS (
-    SELECT w.cluster, w.audit_id, k.api_group, k.resource, k.namespace, k.obj_name, w.rv, w.prev_apiserver,
+    SELECT w.cluster, w.audit_id, k.resource_hash, k.namespace_hash, k.name_hash, w.rv, w.prev_apiserver,
            w.prev_recv AS lo,
            least(coalesce(w.prev_ended, w.recv), w.recv)
                - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
@@ -341,8 +350,7 @@ repeat_cands AS (
     JOIN reqs k ON k.cluster = w.cluster AND k.audit_id = w.audit_id
     WHERE w.rv = w.prev_rv
       AND w.rv >= w.prev_max_rv
-      AND k.label_selector = ''
-      AND (k.field_selector = '' OR k.field_selector IN ('metadata.name=' || k.obj_name, 'metadata.name==' || k.obj_name))
+      AND k.judged_by_writes
 ),
 -- A window of a day or more (a watch asked to stay open for days, or times years apart in a damaged log: a billion
 -- minutes from year 1 to 2026) is cut only into the minutes in which an event of its resource was logged (write_keys
@@ -358,8 +366,8 @@ repeat_buckets AS (
     UNION ALL
     SELECT DISTINCT c.*, epoch_ms(a.stage_at) // 60000 AS bucket
     FROM repeat_cands c
-    JOIN audit_events a ON coalesce(a.cluster, '') = c.cluster AND coalesce(a.api_group, '') = c.api_group
-                       AND a.resource = c.resource AND a.stage_at >= c.lo AND a.stage_at <= c.hi
+    JOIN audit_events a ON coalesce(a.cluster, '') = c.cluster AND hash(coalesce(a.api_group, ''), a.resource) = c.resource_hash
+                       AND a.stage_at >= c.lo AND a.stage_at <= c.hi
                        -- the bounds of writes: a long window of a short run reads no more than its lookback
                        AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
     WHERE epoch_ms(c.hi) // 60000 - epoch_ms(c.lo) // 60000 >= 1440
@@ -369,15 +377,16 @@ repeat_buckets AS (
 -- proof: joined to those minutes made distinct, so that DuckDB builds its hash table on them, not on the millions of
 -- writes (a semi join built it on the writes: 7 of the rule's 55 s on the real recordings at 10M events), and stops
 -- reading the writes at once when no watch repeats its version (an empty build side)
+-- (the writes' apiserver, collection and scopes hashed as reqs has the watches')
 write_keys AS (
-    SELECT x.cluster, x.apiserver, x.audit_id, x.verb, x.api_group, x.resource, x.namespace, x.name, x.at,
+    SELECT x.cluster, hash(x.apiserver) AS apiserver, x.audit_id, x.verb, b.resource_hash, x.namespace, x.name, x.at,
            greatest(TRY_CAST(x.object_rv AS BIGINT), x.response_rv) AS rv_seen,
            x.always_writes, epoch_ms(x.at) // 60000 AS bucket,
-           unnest(list_distinct([{'ns': x.namespace, 'name': x.name}, {'ns': x.namespace, 'name': ''},
-                                 {'ns': '', 'name': x.name}, {'ns': '', 'name': ''}])) AS scope
+           unnest(list_distinct([{'ns': hash(x.namespace), 'name': hash(x.name)}, {'ns': hash(x.namespace), 'name': hash('')},
+                                 {'ns': hash(''), 'name': hash(x.name)}, {'ns': hash(''), 'name': hash('')}])) AS scope
     FROM writes x
-    JOIN (SELECT DISTINCT cluster, api_group, resource, bucket FROM repeat_buckets) b
-      ON b.cluster = x.cluster AND b.api_group = x.api_group AND b.resource = x.resource AND b.bucket = epoch_ms(x.at) // 60000
+    JOIN (SELECT DISTINCT cluster, resource_hash, bucket FROM repeat_buckets) b
+      ON b.cluster = x.cluster AND b.resource_hash = hash(x.api_group, x.resource) AND b.bucket = epoch_ms(x.at) // 60000
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
@@ -388,8 +397,8 @@ repeat_proof AS (
            min(x.at) AS write_at
     FROM repeat_buckets w
     JOIN write_keys x
-      ON x.cluster = w.cluster AND x.api_group = w.api_group AND x.resource = w.resource
-     AND x.scope.ns = w.namespace AND x.scope.name = w.obj_name AND x.bucket = w.bucket
+      ON x.cluster = w.cluster AND x.resource_hash = w.resource_hash
+     AND x.scope.ns = w.namespace_hash AND x.scope.name = w.name_hash AND x.bucket = w.bucket
      AND x.at >= w.lo
      AND x.at <= w.hi - to_microseconds(CAST(CASE WHEN x.apiserver <> w.prev_apiserver
                                                   THEN CAST($cross_apiserver_grace_ms AS DOUBLE) * 1000 ELSE 0 END AS BIGINT))
@@ -515,6 +524,24 @@ ev AS (
     JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id
     GROUP BY e.stream
 ),
+-- the strings of each reported stream's key, read again from the events of one of its watches (its first event): no
+-- finding, no scan (an empty build side)
+stream_keys AS (
+    SELECT stream, key.username, key.user_agent, key.client_ip, key.api_group, key.api_version, key.resource,
+           key.namespace, key.obj_name, key.label_selector, key.field_selector
+    FROM (SELECT s.stream,
+           arg_min({'username': coalesce(a.username, ''), 'user_agent': coalesce(a.user_agent, ''),
+                    'client_ip': coalesce(a.source_ips[1], ''), 'api_group': coalesce(a.api_group, ''),
+                    'api_version': coalesce(a.api_version, ''), 'resource': a.resource,
+                    'namespace': coalesce(a.namespace, ''), 'obj_name': coalesce(a.name, ''),
+                    'label_selector': coalesce(a.label_selector, ''), 'field_selector': coalesce(a.field_selector, '')},
+                   coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ)) AS key
+          FROM streams s
+          JOIN audit_events a ON coalesce(a.cluster, '') = s.cluster AND a.audit_id = s.key_audit_id
+          WHERE a.verb = 'watch'
+            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+          GROUP BY s.stream)
+),
 findings AS (
     SELECT s.*,
            k.username, k.user_agent, k.client_ip, k.api_group, k.resource, k.namespace, k.obj_name, k.label_selector,
@@ -526,7 +553,7 @@ findings AS (
            m.max_rv, m.n_watches,
            e.items, e.n_items
     FROM streams s
-    JOIN reqs k ON k.cluster = s.cluster AND k.audit_id = s.key_audit_id
+    JOIN stream_keys k USING (stream)
     LEFT JOIN stream_stale st USING (stream)
     LEFT JOIN stream_max m USING (stream)
     LEFT JOIN ev e USING (stream)
