@@ -105,9 +105,11 @@ req_events AS NOT MATERIALIZED (
 -- key, below) and apiserver as hashes, and its scope as hashes too (the writes that may prove a repeat are hashed the
 -- same way, write_keys). The strings are read again only for the reported streams (stream_keys): carried with every
 -- request (they were joined back from its first event) through the joins, windows and materialized tables below,
--- they took a third of the rule's time on the real recordings replicated to 10M events (BENCHMARKS.md). The file of
--- the first event is the one aggregate state that is a string: any_value of a dozen strings per request took memory
--- DuckDB does not spill (the rule ran out of it at 10M events under 350-500MB)
+-- they took a third of the rule's time on the real recordings replicated to 10M events (BENCHMARKS.md). No aggregate
+-- state is a string, not even the first event's file (a hash, looked up for the evidence: ev_files): strings in
+-- aggregate states take memory DuckDB does not spill (any_value of a dozen strings per request ran out of it at 10M
+-- events under 350-500MB; the file alone made the pieces under 200MB run out of it on the real recordings at 10M
+-- events and run again split)
 req_stats AS (
     SELECT e.cluster, e.audit_id,
            min(e.key_hash) AS key_hash,
@@ -120,7 +122,7 @@ req_stats AS (
            arg_min(e.verb, e.t) AS verb,
            arg_min(e.watch_rv, e.t) AS rv,
            arg_min(e.timeout_seconds, e.t) AS timeout_s,
-           arg_min(e.source_file, e.t) AS source_file,
+           arg_min(e.file_hash, e.t) AS file_hash,
            arg_min(e.source_line, e.t) AS source_line,
            min(e.received_at) AS recv,
            max(e.stage_at) FILTER (WHERE e.complete) AS ended,
@@ -140,7 +142,7 @@ req_stats AS (
                  ks_stream_key(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
                                a.namespace, a.name, a.label_selector, a.field_selector) AS key_hash,
                  hash(coalesce(a.apiserver, '')) AS apiserver,
-                 a.verb, a.watch_rv, a.timeout_seconds, a.source_file, a.source_line, a.received_at, a.stage_at,
+                 a.verb, a.watch_rv, a.timeout_seconds, hash(a.source_file) AS file_hash, a.source_line, a.received_at, a.stage_at,
                  a.latency_ms, a.code, a.status_reason, a.send_initial_events, a.resource_version_match, a.list_continue,
                  coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t,
                  a.stage IN ('ResponseComplete', 'Panic') AS complete
@@ -150,7 +152,7 @@ req_stats AS (
 -- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
 reqs AS (
     SELECT cluster, audit_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver, verb,
-           recv, ended, latency_ms, code, status_reason, rv, timeout_s, source_file, source_line
+           recv, ended, latency_ms, code, status_reason, rv, timeout_s, file_hash, source_line
     FROM req_stats
     WHERE ((verb = 'watch' AND rv > 0 AND NOT watch_list) OR (verb = 'list' AND rv > 0 AND code = 410 AND NOT is_continue))
 ),
@@ -494,6 +496,16 @@ ev_rows AS (
     FROM stale s
     WHERE s.in_win
 ),
+-- the files the evidence cites, by the hash each request carries (no evidence, no scan: an empty build side)
+ev_files AS (
+    SELECT hash(a.source_file) AS file_hash, any_value(a.source_file) AS source_file
+    FROM audit_events a
+    SEMI JOIN (SELECT DISTINCT k.file_hash
+               FROM ev_rows e JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id) f
+      ON f.file_hash = hash(a.source_file)
+    WHERE a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+    GROUP BY 1
+),
 -- each finding's evidence in time order: each stream's list is sorted once built, on (recv, audit ID) carried beside
 -- the item (neither is NULL here: the scans and joins above drop such requests), not by an ordered aggregate
 -- (list(... ORDER BY ...)), which buffered so much per stream that on the samples mix at 10M events (5,759 streams
@@ -504,7 +516,7 @@ ev AS (
            list_transform(list_sort(list({'recv': e.recv, 'audit_id': e.audit_id, 'item': struct_pack(
                     "at" := ks_time_us(e.recv),
                     audit_id := e.audit_id,
-                    file := k.source_file,
+                    file := f.source_file,
                     line := k.source_line,
                     verb := e.verb,
                     resource_version := e.rv,
@@ -522,6 +534,7 @@ ev AS (
     FROM ev_rows e
     JOIN streams s USING (stream)
     JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id
+    LEFT JOIN ev_files f ON f.file_hash = k.file_hash
     GROUP BY e.stream
 ),
 -- the strings of each reported stream's key, read again from the events of one of its watches (its first event): no
