@@ -102,14 +102,14 @@ req_events AS NOT MATERIALIZED (
 ),
 -- one row per request (cluster and audit ID): what its events say together, and what its first event says (its first
 -- stage: one event per stage, as ingest keeps them), in numbers: its stream's key (the dozen strings of the stream
--- key, below) and apiserver as hashes, and its scope as hashes too (the writes that may prove a repeat are hashed the
--- same way, write_keys). The strings are read again only for the reported streams (stream_keys): carried with every
--- request (they were joined back from its first event) through the joins, windows and materialized tables below,
--- they took a third of the rule's time on the real recordings replicated to 10M events (BENCHMARKS.md). No aggregate
--- state is a string, not even the first event's file (a hash, looked up for the evidence: ev_files): strings in
--- aggregate states take memory DuckDB does not spill (any_value of a dozen strings per request ran out of it at 10M
--- events under 350-500MB; the file alone made the pieces under 200MB run out of it on the real recordings at 10M
--- events and run again split)
+-- key, below, the same in every event of a request) and apiserver as hashes, and its scope as hashes too (the writes
+-- that may prove a repeat are hashed the same way, write_keys). The strings are read again only for the reported
+-- streams (stream_keys): carried with every request (they were joined back from its first event) through the joins,
+-- windows and materialized tables below, they took a third of the rule's time on the real recordings replicated to
+-- 10M events (BENCHMARKS.md). No aggregate state holds a long string (verb and status reason are words DuckDB keeps
+-- inline), not even the first event's file (a hash, looked up for the evidence: ev_files): such strings take memory
+-- DuckDB does not spill (any_value of a dozen strings per request ran out of it at 10M events under 350-500MB; the
+-- file alone made the pieces under 200MB run out of it on the real recordings at 10M events and run again split)
 req_stats AS (
     SELECT e.cluster, e.audit_id,
            min(e.key_hash) AS key_hash,
