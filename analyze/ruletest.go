@@ -139,7 +139,8 @@ func MatchFinding(f Finding) (rules.Finding, error) {
 // insertRow adds one row to table: each value is cast to its column's type; lists and maps go
 // through JSON (so a YAML list fills a VARCHAR[] and a YAML map a JSON or MAP column). A column
 // that ingest derives from others (one with a Backfill, such as response_rv from
-// response_object) is derived from them the same way when the row leaves it out.
+// response_object) is derived from them the same way when the row leaves it out; a computed
+// column (latency_ms) cannot be given.
 func insertRow(ctx context.Context, db *store.DB, table string, row map[string]any) error {
 	t, ok := db.Schema.Lookup(table)
 	if !ok {
@@ -151,6 +152,9 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 		i := slices.IndexFunc(t.Columns, func(c store.Column) bool { return c.Name == name })
 		if i < 0 {
 			return fmt.Errorf("table %s has no column %q", table, name)
+		}
+		if g := t.Columns[i].Generated; g != "" {
+			return fmt.Errorf("column %s of table %s is computed (%s): give the columns it is computed from", name, table, strings.Join(strings.Fields(g), " "))
 		}
 		typ := t.Columns[i].Type
 		v := row[name]
@@ -174,6 +178,9 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 	var cols, derived []string
 	var args []any
 	for _, c := range t.Columns {
+		if c.Generated != "" {
+			continue
+		}
 		value, ok := given[c.Name]
 		switch {
 		case ok:

@@ -110,9 +110,9 @@ func TestResponseRVAtIngestUpgradeAndDataset(t *testing.T) {
 
 // TestAuditEventsFitTheDefaultMemoryLimit: DuckDB's batch insert reserves 4 MiB per column and
 // thread, out of a quarter of the memory limit, and loads on one thread when two do not fit. At
-// 51 columns under the default --memory-limit 850MB (810 MiB) a load of the independent mix took
-// a third longer. A new column of audit_events must replace one, or the default must grow. It
-// fails at 51 columns (checked).
+// 51 stored columns under the default --memory-limit 850MB (810 MiB) a load of the independent mix took
+// a third longer. A new column of audit_events must replace one (or be computed), or the default must grow.
+// It fails at 51 stored columns (checked).
 func TestAuditEventsFitTheDefaultMemoryLimit(t *testing.T) {
 	table, ok := Schema().Lookup("audit_events")
 	if !ok {
@@ -122,9 +122,15 @@ func TestAuditEventsFitTheDefaultMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stored := 0
+	for _, c := range table.Columns {
+		if c.Generated == "" {
+			stored++
+		}
+	}
 	quarterMiB := float64(limit) / (1 << 20) / 4
-	if perThread := 4 * len(table.Columns); float64(perThread) > quarterMiB {
-		t.Errorf("audit_events has %d columns: a load thread reserves %d MiB, more than a quarter of the default %s (%.1f MiB)",
-			len(table.Columns), perThread, store.DefaultMemoryLimit, quarterMiB)
+	if perThread := 4 * stored; float64(perThread) > quarterMiB {
+		t.Errorf("audit_events stores %d columns: a load thread reserves %d MiB, more than a quarter of the default %s (%.1f MiB)",
+			stored, perThread, store.DefaultMemoryLimit, quarterMiB)
 	}
 }

@@ -260,8 +260,8 @@ CREATE OR REPLACE TEMP MACRO ks_lookback_start(lookback_since, since) AS coalesc
 -- by anyone but `skip_usernames` (a list), how many carry no body, and the level most of those were logged at
 CREATE OR REPLACE TEMP MACRO ks_bare_writes(resources, skip_usernames, since, until) AS TABLE
 SELECT coalesce(cluster, '') AS cluster, count(*) AS writes,
-       count(*) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare,
-       mode(level) FILTER (WHERE request_object IS NULL AND response_object IS NULL) AS bare_level
+       count(*) FILTER (WHERE NOT has_body) AS bare,
+       mode(level) FILTER (WHERE NOT has_body) AS bare_level
 FROM audit_events
 WHERE list_contains(resources, resource) AND coalesce(subresource, '') = ''
   AND verb IN ('create', 'update', 'patch') AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299

@@ -5,13 +5,12 @@
 -- be confirmed, so the finding is info. Objects whose annotation can be read (a write with a body, or a snapshot of
 -- an annotation lock) are left to election-lock-churn, so that no lock is reported twice.
 WITH
--- the window's Endpoints and ConfigMap events, read once with whether they carry a body: reading the body columns is
--- what a scan of them costs, and both readers below need to know
+-- the window's Endpoints and ConfigMap events, read once with whether they carry a body (has_body: the body columns
+-- themselves cost a scan every body in its vectors), for both readers below
 ep_cm AS MATERIALIZED (
     SELECT coalesce(a.cluster, '') AS cluster, a.resource, a.namespace, a.name, a.username,
            coalesce(a.user_agent, '') AS user_agent, a.verb, a.level, a.audit_id, a.source_file, a.source_line,
-           a.stage_at AS ts, a.stage, a.code, a.subresource,
-           (a.request_object IS NOT NULL OR a.response_object IS NOT NULL) AS has_body
+           a.stage_at AS ts, a.stage, a.code, a.subresource, a.has_body
     FROM audit_events a
     WHERE a.stage_at >= ks_window_start($since) AND a.stage_at <= ks_window_end($until)
       AND a.resource IN ('endpoints', 'configmaps') AND coalesce(a.api_group, '') = ''

@@ -320,6 +320,8 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 			value = `"` + c.Name + `"`
 		case c.Backfill != "" && len(present) > 0:
 			value = c.Backfill
+		case c.Generated != "" && len(present) > 0:
+			value = c.Generated
 		}
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}

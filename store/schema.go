@@ -18,6 +18,11 @@ type Column struct {
 	// the rows an older kubesift wrote before the column existed, where NULL would say something
 	// else: Open fills them with it when it upgrades the table. "" leaves them NULL.
 	Backfill string
+	// Generated is the value, a SQL expression over the table's other columns, of a column
+	// that is computed when it is read (DuckDB's VIRTUAL generated column) instead of stored: a
+	// load neither writes nor pays for it. A database whose table stores it is rewritten once
+	// when Open upgrades it.
+	Generated string
 }
 
 // ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
@@ -80,6 +85,10 @@ func (t Table) DDL() string {
 		sep := ","
 		if i == len(t.Columns)-1 {
 			sep = ""
+		}
+		if c.Generated != "" {
+			fmt.Fprintf(&b, "  \"%s\" %s GENERATED ALWAYS AS (%s) VIRTUAL%s\n", c.Name, c.Type, c.Generated, sep)
+			continue
 		}
 		fmt.Fprintf(&b, "  \"%s\" %s%s\n", c.Name, c.Type, sep)
 	}

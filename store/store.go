@@ -88,6 +88,8 @@ type DB struct {
 type Options struct {
 	MemoryLimit string // DuckDB memory_limit, e.g. "750MB"; empty means DefaultMemoryLimit
 	ReadOnly    bool   // open without taking the write lock (for query-only verbs)
+
+	upgraded bool // a read-only open after the repair or upgrade that it asked for
 }
 
 var lockHolderPID = regexp.MustCompile(`PID (\d+)`)
@@ -199,6 +201,10 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		return db, nil
 	}
+	if opt.upgraded {
+		db.Close()
+		return nil, fmt.Errorf("opening %s: it still needs a repair or upgrade after one", path)
+	}
 	// An interrupted load left rows behind, or an older kubesift wrote the file: repair or
 	// upgrade it (that takes the write lock) and open it again read-only.
 	db.Close()
@@ -210,6 +216,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	if err := rw.Close(); err != nil {
 		return nil, fmt.Errorf("closing %s after repairing or upgrading it: %w", path, err)
 	}
+	opt.upgraded = true
 	if db, err = Open(ctx, path, schema, opt); err != nil {
 		return nil, err
 	}
@@ -228,12 +235,12 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 	}
 	for _, t := range db.Schema {
 		for _, c := range t.Columns {
-			if !have[t.Name+"."+c.Name] {
+			if stored, ok := have[t.Name+"."+c.Name]; !ok || (stored && c.Generated != "") {
 				return true, nil
 			}
 		}
 		for _, c := range t.Obsolete {
-			if have[t.Name+"."+c] {
+			if _, ok := have[t.Name+"."+c]; ok {
 				return true, nil
 			}
 		}
@@ -269,8 +276,10 @@ func openError(path string, err error) error {
 
 // createTables creates the schema's tables that the database lacks, adds the columns its tables
 // lack (at the end; loads insert by name), NULL in the rows loaded before unless the column has a
-// Backfill, and drops their obsolete columns. It returns what it added and dropped (table or
-// table.column) in a database that had kubesift's tables before.
+// Backfill, drops their obsolete columns, and rewrites a table that stores a column the schema
+// computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in place). It
+// returns what it added, dropped and rewrote (table or table.column) in a database that had
+// kubesift's tables before.
 func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err error) {
 	have, err := db.columns(ctx)
 	if err != nil {
@@ -287,8 +296,31 @@ func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err
 			}
 			continue
 		}
+		var storedGenerated []string
 		for _, c := range t.Columns {
-			if have[t.Name+"."+c.Name] {
+			if stored, ok := have[t.Name+"."+c.Name]; c.Generated != "" && (stored || !ok) {
+				storedGenerated = append(storedGenerated, c.Name) // DuckDB adds no generated column to a table
+			}
+		}
+		if len(storedGenerated) > 0 {
+			added, err := db.rewriteTable(ctx, t, have)
+			if err != nil {
+				return nil, nil, fmt.Errorf("upgrading table %s in %s (computing %s instead of storing it): %w",
+					t.Name, db.Path, strings.Join(storedGenerated, ", "), err)
+			}
+			upgraded = append(upgraded, added...)
+			for _, name := range storedGenerated {
+				upgraded = append(upgraded, t.Name+"."+name+" (computed)")
+			}
+			for _, c := range t.Obsolete {
+				if _, ok := have[t.Name+"."+c]; ok {
+					dropped = append(dropped, t.Name+"."+c)
+				}
+			}
+			continue
+		}
+		for _, c := range t.Columns {
+			if _, ok := have[t.Name+"."+c.Name]; ok {
 				continue
 			}
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN \"%s\" %s", t.Name, c.Name, c.Type)); err != nil {
@@ -302,7 +334,7 @@ func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err
 			upgraded = append(upgraded, t.Name+"."+c.Name)
 		}
 		for _, c := range t.Obsolete {
-			if !have[t.Name+"."+c] {
+			if _, ok := have[t.Name+"."+c]; !ok {
 				continue
 			}
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN \"%s\"", t.Name, c)); err != nil {
@@ -314,20 +346,62 @@ func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err
 	return upgraded, dropped, nil
 }
 
-// columns returns the database's tables and columns, as "table" and "table.column".
+// rewriteTable copies t's rows, in their order, into a new table of t's DDL, which replaces it:
+// its stored columns keep what they hold, the columns it lacks take their Backfill (or NULL), its
+// obsolete columns are left behind, and its generated columns are computed. One transaction, so
+// that an interrupted upgrade leaves the table as it was. It returns the columns it added.
+func (db *DB) rewriteTable(ctx context.Context, t Table, have map[string]bool) (added []string, err error) {
+	var values []string
+	for _, c := range t.Columns {
+		_, ok := have[t.Name+"."+c.Name]
+		switch {
+		case c.Generated != "":
+		case ok:
+			values = append(values, `"`+c.Name+`"`)
+		default:
+			added = append(added, t.Name+"."+c.Name)
+			if c.Backfill != "" {
+				values = append(values, fmt.Sprintf(`%s AS "%s"`, c.Backfill, c.Name))
+			}
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	old := t.Name + "_before_upgrade"
+	for _, q := range []string{
+		fmt.Sprintf("ALTER TABLE %s RENAME TO %s", t.Name, old),
+		t.DDL(),
+		fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM %s", t.Name, strings.Join(values, ", "), old),
+		"DROP TABLE " + old,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	return added, tx.Commit()
+}
+
+// columns returns the database's tables and columns, as "table" and "table.column", each column
+// mapped to whether it is stored (false for a generated column: kubesift declares no defaults, so a
+// column with an expression is a generated one).
 func (db *DB) columns(ctx context.Context) (map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'")
+	rows, err := db.QueryContext(ctx, "SELECT table_name, column_name, column_default IS NULL FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'")
 	if err != nil {
 		return nil, fmt.Errorf("reading the columns of %s: %w", db.Path, err)
 	}
 	have := map[string]bool{}
 	for rows.Next() {
 		var table, column string
-		if err := rows.Scan(&table, &column); err != nil {
+		var stored bool
+		if err := rows.Scan(&table, &column, &stored); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		have[table], have[table+"."+column] = true, true
+		have[table] = true
+		have[table+"."+column] = stored
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("reading the columns of %s: %w", db.Path, err)

@@ -186,3 +186,63 @@ func TestOpenDropsObsoleteColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenComputesAColumnAnOlderVersionStored: a column an older kubesift stored and the schema
+// now computes (Column.Generated) makes Open rewrite the table once: the rows keep their order and
+// stored values, a column the older table lacked takes its Backfill, the obsolete column is gone,
+// the computed column is computed for old and new rows alike, and a load need not supply it.
+func TestOpenComputesAColumnAnOlderVersionStored(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	older := observationsTable
+	older.Columns = slices.Concat(observationsTable.Columns,
+		[]Column{{Name: "zone_plus_one", Type: "BIGINT", Doc: "stored by the older version"}, {Name: "legacy", Type: "VARCHAR", Doc: "dropped later"}})
+	db, err := Open(ctx, path, NewSchema(older), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
+		"INSERT INTO observations BY NAME SELECT 'old-' || i AS id, i AS zone, 999 AS zone_plus_one, 'x' AS legacy, 1 AS load_id FROM range(5000) r(i)",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	later := observationsTable
+	later.Columns = slices.Concat(observationsTable.Columns, []Column{
+		{Name: "zone_plus_one", Type: "BIGINT", Doc: "computed now", Generated: "zone + 1"},
+		{Name: "zone_known", Type: "BOOLEAN", Doc: "added with a backfill", Backfill: "zone IS NOT NULL"},
+	})
+	later.Obsolete = []string{"legacy"}
+	schema := NewSchema(later)
+	for i, want := range [][]string{{"observations.zone_known", "observations.zone_plus_one (computed)"}, nil} {
+		db, err := Open(ctx, path, schema, Options{ReadOnly: i > 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(db.Upgraded, want) || !slices.Equal(db.Dropped, [][]string{{"observations.legacy"}, nil}[i]) {
+			t.Errorf("open %d: upgraded %v (want %v), dropped %v", i+1, db.Upgraded, want, db.Dropped)
+		}
+		if i == 0 {
+			if _, err := db.ExecContext(ctx, "INSERT INTO observations BY NAME SELECT 'new' AS id, 7 AS zone, true AS zone_known"); err != nil {
+				t.Fatalf("loading into the rewritten table: %v", err)
+			}
+		}
+		var rows, inOrder, computed, known, columns int64
+		err = db.QueryRowContext(ctx, `SELECT count(*),
+		        count(*) FILTER (WHERE id = CASE WHEN rn <= 5000 THEN 'old-' || (rn - 1) ELSE 'new' END),
+		        count(*) FILTER (WHERE zone_plus_one = zone + 1), count(*) FILTER (WHERE zone_known),
+		        (SELECT count(*) FROM duckdb_columns() WHERE table_name = 'observations')
+		    FROM (SELECT *, row_number() OVER () AS rn FROM observations)`).Scan(&rows, &inOrder, &computed, &known, &columns)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows != 5001 || inOrder != 5001 || computed != 5001 || known != 5001 || columns != int64(len(later.Columns)) {
+			t.Errorf("open %d: %d rows, %d in their order, %d computed, %d with the backfill, %d columns (want 5001 each, %d columns)",
+				i+1, rows, inOrder, computed, known, columns, len(later.Columns))
+		}
+	}
+}

@@ -30,13 +30,13 @@ const narrowColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR'
 
 // auditTableBaseline builds the table kubesift stores, audit_events, with read_ndjson alone: every
 // column that comes from a JSON field, with audit_events' name and type; the derived columns
-// computed by the SQL expressions of ingest/audit/load.sql (latency_ms, watch, redacted, the
+// computed by the SQL expressions of ingest/audit/load.sql (watch, has_body, redacted, the
 // redacted bodies, response_rv, audit_api_version), and watch's query test as a regular
 // expression; the bookkeeping columns kubesift writes as constants for one file (cluster,
-// apiserver, envelope, source_file, load_id, load_problem) as the same constants. 38 of
-// audit_events' 50 columns: left out are source_line and source_offset (read_ndjson has no line
-// numbers) and the ten query parameter columns kubesift parses from the request URI in Go
-// (watch_rv through list_continue).
+// apiserver, envelope, source_file, load_id, load_problem) as the same constants. 38 of the 50
+// columns audit_events stores: left out are source_line and source_offset (read_ndjson has no
+// line numbers) and the ten query parameter columns kubesift parses from the request URI in Go
+// (watch_rv through list_continue). latency_ms, computed when read, is stored by neither.
 var auditTableBaseline = `CREATE TABLE baseline AS
 SELECT
     auditID AS audit_id, stage, level, verb, requestURI AS request_uri,
@@ -47,12 +47,12 @@ SELECT
     objectRef.uid AS object_uid, objectRef.resourceVersion AS object_rv,
     responseStatus.code AS code, responseStatus.reason AS status_reason, responseStatus.message AS status_message,
     requestReceivedTimestamp AS received_at, stageTimestamp AS stage_at,
-    date_diff('microsecond', requestReceivedTimestamp, stageTimestamp) / 1000.0 AS latency_ms,
     verb = 'watch' OR coalesce(regexp_matches(requestURI, '[?&]watch=(1|t|T|true|TRUE|True)(&|$)'), false) AS watch,
     annotations,
     CASE WHEN NOT sensitive THEN requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN ` + audit.ResponseRV("verb", "responseObject") + ` END AS response_rv,
+    NOT sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS has_body,
     sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS redacted,
     apiVersion AS audit_api_version,
     '' AS cluster, '' AS apiserver, 'json-lines' AS envelope, $1 AS source_file, 1::BIGINT AS load_id,

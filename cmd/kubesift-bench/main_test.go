@@ -122,7 +122,7 @@ func TestTableBaselineIsAuditEvents(t *testing.T) {
 		}
 	}
 	slices.Sort(missing)
-	want := []string{"allow_watch_bookmarks", "field_selector", "label_selector", "list_continue", "list_limit", "resource_version",
+	want := []string{"allow_watch_bookmarks", "field_selector", "label_selector", "latency_ms", "list_continue", "list_limit", "resource_version",
 		"resource_version_match", "send_initial_events", "source_line", "source_offset", "timeout_seconds", "watch_rv"}
 	if !slices.Equal(missing, want) {
 		t.Errorf("columns left out: %v, want %v", missing, want)

@@ -32,12 +32,6 @@ SELECT
     e.responseStatus.message AS status_message,
     received_at,
     coalesce(stage_ts, legacy_ts) AS stage_at,
-    -- The same as date_diff('microsecond', received_at, stage_ts), which goes through ICU's
-    -- calendar for every event: plain epoch arithmetic wherever it cannot overflow (2^62 µs is
-    -- about 146,000 years), date_diff only beyond.
-    CASE WHEN abs(epoch_us(received_at)) < 4611686018427387904 AND abs(epoch_us(stage_ts)) < 4611686018427387904
-        THEN epoch_us(stage_ts) - epoch_us(received_at)
-        ELSE date_diff('microsecond', received_at, stage_ts) END / 1000.0 AS latency_ms,
     e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
     q_rv_num AS watch_rv,
     q_rv AS resource_version,
@@ -53,6 +47,7 @@ SELECT
     CASE WHEN NOT sensitive THEN e.requestObject END AS request_object,
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN TRY_CAST(response_rv_text AS BIGINT) END AS response_rv,
+    NOT sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS has_body,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
     coalesce(nullif($cluster, ''), cluster) AS cluster,
