@@ -182,7 +182,10 @@ func (e *env) logWriter(quiet bool) io.Writer {
 // openDB opens the database and says when opening it removed the rows of an interrupted load or
 // upgraded a database an older kubesift wrote.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
-	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit})
+	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit,
+		BeforeRewrite: func(table string) {
+			fmt.Fprintf(c.stderr, "kubesift: %s: rewriting %s for this kubesift, once (minutes for a large database)\n", path, table)
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -66,3 +66,44 @@ func TestAnalyzeOfADatabaseBeforeResponseRV(t *testing.T) {
 		t.Errorf("analyze of the upgraded database (exit %d):\n%s\nwant, as loaded now (exit %d):\n%s", older.code, older.stdout, now.code, now.stdout)
 	}
 }
+
+// TestAnalyzeOfADatabaseThatStoredLatency: a database whose audit_events stored latency_ms and
+// lacked has_body (kubesift before has_body) is rewritten on its first open, which says so before
+// and after, and analyzes as one loaded now: the same findings, and latency_ms the same per row.
+func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	if r := runCLI(t, "ingest", "--db", path, "../samples/watch-rewind/audit.log", "../samples/election-lock-churn/audit.log"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	now := runCLI(t, "analyze", "--db", path, "-o", "json")
+	latency := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, has_body FROM audit_events ORDER BY ALL")
+	if now.code != ExitOK || !strings.Contains(now.stdout, `"rule": "election-lock-churn"`) || latency.code != ExitOK || strings.Count(latency.stdout, "\n") < 100 {
+		t.Fatalf("analyze and query of a database loaded now: %+v %+v", now, latency)
+	}
+	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{ // what an older kubesift's table held: latency_ms stored, no has_body
+		"CREATE TABLE older AS SELECT * EXCLUDE (has_body) FROM audit_events",
+		"DROP TABLE audit_events", "ALTER TABLE older RENAME TO audit_events"} {
+		if _, err := db.Exec(stmt); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	older := runCLI(t, "analyze", "--db", path, "-o", "json")
+	for _, want := range []string{path + ": rewriting audit_events for this kubesift, once",
+		path + ": upgraded from an older kubesift's (added audit_events.has_body, audit_events.latency_ms (computed))"} {
+		if !strings.Contains(older.stderr, want) {
+			t.Errorf("stderr %q, want it to say %q", older.stderr, want)
+		}
+	}
+	if older.code != now.code || older.stdout != now.stdout {
+		t.Errorf("analyze of the upgraded database (exit %d):\n%s\nwant, as loaded now (exit %d):\n%s", older.code, older.stdout, now.code, now.stdout)
+	}
+	if again := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, has_body FROM audit_events ORDER BY ALL"); again.stdout != latency.stdout {
+		t.Errorf("latency_ms and has_body after the upgrade differ from a database loaded now")
+	}
+}

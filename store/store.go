@@ -88,6 +88,9 @@ type DB struct {
 type Options struct {
 	MemoryLimit string // DuckDB memory_limit, e.g. "750MB"; empty means DefaultMemoryLimit
 	ReadOnly    bool   // open without taking the write lock (for query-only verbs)
+	// BeforeRewrite, when set, is called before an upgrade rewrites a table (Column.Generated),
+	// which takes minutes for a large one, so that the caller can say why it waits.
+	BeforeRewrite func(table string)
 
 	upgraded bool // a read-only open after the repair or upgrade that it asked for
 }
@@ -174,7 +177,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		return nil, openError(path, err)
 	}
 	if !opt.ReadOnly {
-		db.Upgraded, db.Dropped, err = db.createTables(ctx)
+		db.Upgraded, db.Dropped, err = db.createTables(ctx, opt.BeforeRewrite)
 		if err == nil {
 			err = db.createLoadIDSequence(ctx)
 		}
@@ -208,7 +211,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	// An interrupted load left rows behind, or an older kubesift wrote the file: repair or
 	// upgrade it (that takes the write lock) and open it again read-only.
 	db.Close()
-	rw, err := Open(ctx, path, schema, Options{MemoryLimit: opt.MemoryLimit})
+	rw, err := Open(ctx, path, schema, Options{MemoryLimit: opt.MemoryLimit, BeforeRewrite: opt.BeforeRewrite})
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +283,7 @@ func openError(path string, err error) error {
 // computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in place). It
 // returns what it added, dropped and rewrote (table or table.column) in a database that had
 // kubesift's tables before.
-func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err error) {
+func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)) (upgraded, dropped []string, err error) {
 	have, err := db.columns(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -303,6 +306,9 @@ func (db *DB) createTables(ctx context.Context) (upgraded, dropped []string, err
 			}
 		}
 		if len(storedGenerated) > 0 {
+			if beforeRewrite != nil {
+				beforeRewrite(t.Name)
+			}
 			added, err := db.rewriteTable(ctx, t, have)
 			if err != nil {
 				return nil, nil, fmt.Errorf("upgrading table %s in %s (computing %s instead of storing it): %w",
