@@ -153,8 +153,8 @@ func insertRow(ctx context.Context, db *store.DB, table string, row map[string]a
 		if i < 0 {
 			return fmt.Errorf("table %s has no column %q", table, name)
 		}
-		if g := t.Columns[i].Generated; g != "" {
-			return fmt.Errorf("column %s of table %s is computed (%s): give the columns it is computed from", name, table, strings.Join(strings.Fields(g), " "))
+		if c := t.Columns[i]; c.Generated != "" {
+			return fmt.Errorf("column %s of table %s is computed, not given (%s): give the columns it is computed from", name, table, c.Doc)
 		}
 		typ := t.Columns[i].Type
 		v := row[name]
