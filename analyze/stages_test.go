@@ -66,7 +66,7 @@ func TestStages(t *testing.T) {
 	defer conn.Close()
 	spill := &evidenceSpill{}
 	defer spill.Close()
-	if _, err := runRule(ctx, db.Schema, conn, spill, r, Options{}, new(RuleProfile)); err != nil {
+	if _, err := runRule(ctx, db.Schema, conn, spill, r, Options{memoryShare: db.MemoryShare()}, new(RuleProfile)); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
@@ -76,7 +76,7 @@ func TestStages(t *testing.T) {
 	broken := r
 	broken.Stages = append([]rules.Stage{}, r.Stages...)
 	broken.Stages = append(broken.Stages, rules.Stage{Table: "stage_broken", Query: "broken", SQL: "SELECT no_such_column FROM audit_events"})
-	if _, err := runRule(ctx, db.Schema, conn, spill, broken, Options{}, new(RuleProfile)); err == nil || !strings.Contains(err.Error(), "stage stage_broken (stages/broken.sql)") {
+	if _, err := runRule(ctx, db.Schema, conn, spill, broken, Options{memoryShare: db.MemoryShare()}, new(RuleProfile)); err == nil || !strings.Contains(err.Error(), "stage stage_broken (stages/broken.sql)") {
 		t.Errorf("a failing stage: %v", err)
 	}
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM stage_writes").Scan(&n); err == nil {
