@@ -18,12 +18,15 @@ const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // own options keep the pages an operator frees for a second (dirty_decay_ms:1000) and then mark
 // them "muzzy" (madvise MADV_FREE) for another second: the kernel takes those back only when short
 // of memory, and all the while they count in the process's RSS, on top of a full 850MB pool. These
-// return freed pages after a tenth of a second, and at once. Over 30M events the highest peaks
-// measured in analyze were 1,716 MiB with DuckDB's options and 1,475 MiB with these, in about the
-// same time; ingest's were about the same either way (1,535-1,722 against 1,506-1,673 MiB), its
-// highest in phases where an arena's threads go idle and keep their freed pages (BENCHMARKS.md),
-// which settlingAllocator covers.
-var duckDBAllocator = jemalloc.Options{DirtyDecayMs: 100, MuzzyDecayMs: 0}
+// return freed pages after that second, and at once, through jemalloc's background thread
+// (store.Open and every sandbox turn it on), so that neither the threads that allocate next nor
+// the arenas of idle threads keep them. From 2026-11-28 to 2026-12-01 the pages went back after a
+// tenth of a second, with no background thread: the threads that allocated next returned pages
+// and faulted them in again. All rules took 71.2-72.5 s that way and 50.1-58.6 s this way over 10M
+// events of the recordings, 92.5-109.9 s and 80.6-84.6 s over 30M of the independent mix, at the
+// same highest peaks (1,110-1,459 and 1,126-1,131 MiB; 1,205-1,206 and 1,185-1,205 MiB); a
+// second without the background thread took 55.3-71.5 s at 10M (BENCHMARKS.md).
+var duckDBAllocator = jemalloc.Options{DirtyDecayMs: 1000, MuzzyDecayMs: 0}
 
 // SetDuckDBAllocator sets DuckDB's allocator to duckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
 // set (even to nothing: the user's choice, which jemalloc read when it started). It sets the

@@ -66,7 +66,7 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 			return nil, fmt.Errorf("checkpointing %s for the sandbox: %w", db.Path, err)
 		}
 	}
-	setup := []string{"SET memory_limit = " + quote(db.memoryLimit)}
+	setup := []string{"SET memory_limit = " + quote(db.memoryLimit), backgroundPurge}
 	// DuckDB leaves the paths it attached and its temp directory open to SQL even with external
 	// access off. The database is attached through a hard link in a private spill directory,
 	// removed once attached, so that no SQL can name it; where no such link can be made (a

@@ -60,6 +60,13 @@ func ParseMemoryLimit(s string) (uint64, error) {
 // during a load; 16,384 rows keeps loads as fast and their memory flat.
 const RowGroupRows = 16384
 
+// backgroundPurge has jemalloc's background thread return the pages DuckDB frees once they have
+// been free for the allocator's decay time (cli.SetDuckDBAllocator), instead of the threads that
+// allocate next doing it on their way, and the pages of arenas whose threads have gone idle too.
+// It is a setting of the whole process that DuckDB sets off whenever an instance closes (a rule's
+// sandbox), so every instance sets it when it opens. For what it gained see cli's duckDBAllocator.
+const backgroundPurge = "SET allocator_background_threads = true"
+
 // ErrInUse reports that another process holds the database file.
 var ErrInUse = errors.New("database is in use by another kubesift process")
 
@@ -121,6 +128,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	setup := []string{
 		"SET memory_limit = " + quote(opt.MemoryLimit),
 		"SET write_buffer_row_group_count = 1",
+		backgroundPurge,
 	}
 	var perConn []string
 	scratch := ""

@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesift/kubesift/internal/jemalloc"
 )
 
 // An in-memory database spills into a private directory of its own, never into ".tmp" under the
@@ -65,5 +68,37 @@ func TestCopyDatabase(t *testing.T) {
 	}
 	if err := CopyDatabase(dst, src); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("copying onto an existing file: %v, want it refused", err)
+	}
+}
+
+// TestEveryInstancePurgesInTheBackground: jemalloc's background thread runs while a database is
+// open, and again once a sandbox has closed (DuckDB sets it off whenever an instance closes) and
+// the next one has opened, as each rule's sandbox does after the rule before.
+func TestEveryInstancePurgesInTheBackground(t *testing.T) {
+	if _, err := jemalloc.BackgroundThread(); errors.Is(err, jemalloc.ErrNotLinked) {
+		t.Skip("DuckDB links jemalloc into its Linux builds only")
+	}
+	running := func(when string) {
+		t.Helper()
+		if on, err := jemalloc.BackgroundThread(); err != nil || !on {
+			t.Errorf("%s: jemalloc's background thread runs: %v (%v)", when, on, err)
+		}
+	}
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	running("database open")
+	for i := range 2 {
+		sandbox, err := db.Sandboxed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running(fmt.Sprintf("sandbox %d open", i+1))
+		if err := sandbox.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

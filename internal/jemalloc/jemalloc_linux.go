@@ -15,6 +15,7 @@ static int ks_linked(void) { return duckdb_je_mallctl != NULL; }
 static int ks_set_ssize(const char *name, ssize_t v) { return duckdb_je_mallctl(name, NULL, NULL, &v, sizeof(v)); }
 static int ks_get_ssize(const char *name, ssize_t *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
 static int ks_get_unsigned(const char *name, unsigned *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
+static int ks_get_bool(const char *name, _Bool *v) { size_t n = sizeof(*v); return duckdb_je_mallctl(name, v, &n, NULL, 0); }
 
 // the decay times of every arena made so far (an arena not made yet fails with EFAULT: it takes the
 // defaults, arenas.*_decay_ms, when it is made)
@@ -42,8 +43,8 @@ import (
 )
 
 // Configure sets opt: the decay times of the arenas made so far and the defaults of those made
-// later. (jemalloc's background thread, which would purge the arenas of idle threads, is DuckDB's
-// to set: every DuckDB instance sets it to its allocator_background_threads when it starts.)
+// later. (jemalloc's background thread, which purges the arenas of idle threads too, is DuckDB's
+// to set: on by its setting allocator_background_threads, off whenever an instance closes.)
 func Configure(opt Options) error {
 	if C.ks_linked() == 0 {
 		return ErrNotLinked
@@ -86,6 +87,17 @@ func ArenaDecayMs(i int) (dirty, muzzy int, err error) {
 		err = call(fmt.Sprintf("arena.%d.muzzy_decay_ms", i), func(name *C.char) C.int { return C.ks_get_ssize(name, &m) })
 	}
 	return int(d), int(m), err
+}
+
+// BackgroundThread says whether jemalloc's background thread runs (the background_thread
+// setting, which DuckDB sets: its allocator_background_threads).
+func BackgroundThread() (bool, error) {
+	if C.ks_linked() == 0 {
+		return false, ErrNotLinked
+	}
+	var on C._Bool
+	err := call("background_thread", func(name *C.char) C.int { return C.ks_get_bool(name, &on) })
+	return bool(on), err
 }
 
 // call runs fn with name as a C string and turns its return code into an error.

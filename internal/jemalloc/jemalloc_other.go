@@ -10,3 +10,6 @@ func Read() (Options, error) { return Options{}, ErrNotLinked }
 
 // ArenaDecayMs has nothing to read: DuckDB links jemalloc into its Linux builds only.
 func ArenaDecayMs(int) (dirty, muzzy int, err error) { return 0, 0, ErrNotLinked }
+
+// BackgroundThread has nothing to read: DuckDB links jemalloc into its Linux builds only.
+func BackgroundThread() (bool, error) { return false, ErrNotLinked }
