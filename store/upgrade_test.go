@@ -11,23 +11,13 @@ import (
 // zone column gets it on a read-write open, keeping its rows (NULL there).
 func TestOpenAddsColumnsAnOlderVersionLacked(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
 	older := observationsTable
 	older.Columns = []Column{observationsTable.Columns[0], observationsTable.Columns[1], observationsTable.Columns[3]}
-	db, err := Open(ctx, path, NewSchema(older), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
+	path := olderDatabase(t, NewSchema(older),
 		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
-		"INSERT INTO observations (id, load_id) VALUES ('old', 1)",
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-	if db, err = Open(ctx, path, testSchema, Options{}); err != nil {
+		"INSERT INTO observations (id, load_id) VALUES ('old', 1)")
+	db, err := Open(ctx, path, testSchema, Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
@@ -130,23 +120,31 @@ func upgraded(t *testing.T, stmts ...string) *DB {
 // upgradedWith is upgraded, opening the older database again with opt.
 func upgradedWith(t *testing.T, opt Options, stmts ...string) *DB {
 	t.Helper()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, testSchema, Options{})
+	db, err := Open(context.Background(), olderDatabase(t, testSchema, stmts...), testSchema, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// olderDatabase makes a database of schema, runs stmts on it (turning it into an older version's,
+// with its rows) and closes it; it returns its path.
+func olderDatabase(t *testing.T, schema Schema, stmts ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, schema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	for _, stmt := range stmts {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
-	if db, err = Open(ctx, path, testSchema, opt); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return path
 }
 
 // TestOpenDropsObsoleteColumns: a column an older kubesift had and the schema lists as obsolete
@@ -154,18 +152,8 @@ func upgradedWith(t *testing.T, opt Options, stmts ...string) *DB {
 // stay.
 func TestOpenDropsObsoleteColumns(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, testSchema, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{"ALTER TABLE observations ADD COLUMN legacy VARCHAR",
-		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')", "INSERT INTO observations (id, legacy, load_id) VALUES ('old', 'x', 1)"} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+	path := olderDatabase(t, testSchema, "ALTER TABLE observations ADD COLUMN legacy VARCHAR",
+		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')", "INSERT INTO observations (id, legacy, load_id) VALUES ('old', 'x', 1)")
 	later := observationsTable
 	later.Obsolete = []string{"legacy", "never-there"}
 	schema := NewSchema(later)
@@ -193,23 +181,12 @@ func TestOpenDropsObsoleteColumns(t *testing.T) {
 // the computed column is computed for old and new rows alike, and a load need not supply it.
 func TestOpenComputesAColumnAnOlderVersionStored(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
 	older := observationsTable
 	older.Columns = slices.Concat(observationsTable.Columns,
 		[]Column{{Name: "zone_plus_one", Type: "BIGINT", Doc: "stored by the older version"}, {Name: "legacy", Type: "VARCHAR", Doc: "dropped later"}})
-	db, err := Open(ctx, path, NewSchema(older), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
+	path := olderDatabase(t, NewSchema(older),
 		"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'old.log')",
-		"INSERT INTO observations BY NAME SELECT 'old-' || i AS id, i AS zone, 999 AS zone_plus_one, 'x' AS legacy, 1 AS load_id FROM range(5000) r(i)",
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+		"INSERT INTO observations BY NAME SELECT 'old-' || i AS id, i AS zone, 999 AS zone_plus_one, 'x' AS legacy, 1 AS load_id FROM range(5000) r(i)")
 	later := observationsTable
 	later.Columns = slices.Concat(observationsTable.Columns, []Column{
 		{Name: "zone_plus_one", Type: "BIGINT", Doc: "computed now", Generated: "zone + 1"},
