@@ -28,11 +28,8 @@ const duckDBAllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // second without the background thread took 55.3-71.5 s at 10M (BENCHMARKS.md).
 var duckDBAllocator = jemalloc.Options{DirtyDecayMs: 1000, MuzzyDecayMs: 0}
 
-// SetDuckDBAllocator sets DuckDB's allocator to duckDBAllocator, its arenas asking the kernel for
-// transparent huge pages (jemalloc.HugePages), unless $DUCKDB_JE_MALLOC_CONF is set (even to
-// nothing: the user's choice, which jemalloc read when it started). A page fault costs much on a
-// virtual machine: all rules over 10M events of the independent mix took 24.4-25.6 s with huge
-// pages against 29.3-30.5 s without, at a highest peak 70-80 MiB higher (BENCHMARKS.md). It sets the
+// SetDuckDBAllocator sets DuckDB's allocator to duckDBAllocator unless $DUCKDB_JE_MALLOC_CONF is
+// set (even to nothing: the user's choice, which jemalloc read when it started). It sets the
 // options while the process runs (jemalloc reads the variable before main, when DuckDB's C++
 // static constructors first allocate, so setting the variable from main would come too late). main
 // calls it first, and so does kubesift-bench, whose measured loads run as kubesift does. Without
@@ -41,14 +38,8 @@ func SetDuckDBAllocator() error {
 	if _, set := os.LookupEnv(duckDBAllocatorEnv); set {
 		return nil
 	}
-	if err := jemalloc.Configure(duckDBAllocator); err != nil {
-		if errors.Is(err, jemalloc.ErrNotLinked) {
-			return nil
-		}
+	if err := jemalloc.Configure(duckDBAllocator); err != nil && !errors.Is(err, jemalloc.ErrNotLinked) {
 		return fmt.Errorf("setting DuckDB's allocator (it keeps its own options): %w", err)
-	}
-	if _, err := jemalloc.HugePages(); err != nil {
-		return fmt.Errorf("setting DuckDB's allocator to ask for huge pages: %w", err)
 	}
 	return nil
 }

@@ -13,12 +13,3 @@ func ArenaDecayMs(int) (dirty, muzzy int, err error) { return 0, 0, ErrNotLinked
 
 // BackgroundThread has nothing to read: DuckDB links jemalloc into its Linux builds only.
 func BackgroundThread() (bool, error) { return false, ErrNotLinked }
-
-// HugePages has nothing to set: DuckDB links jemalloc into its Linux builds only.
-func HugePages() (int, error) { return 0, ErrNotLinked }
-
-// HugePageBytes is 0: DuckDB links jemalloc into its Linux builds only.
-func HugePageBytes() int64 { return 0 }
-
-// HugePageArenas is 0: DuckDB links jemalloc into its Linux builds only.
-func HugePageArenas() (int, error) { return 0, ErrNotLinked }
