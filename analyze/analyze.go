@@ -127,8 +127,8 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 	// next, instead of an instance per rule whose closing purges it all and makes the next rule
 	// fault its memory in again (on a virtual machine about 17 µs a page: all rules over 10M events
 	// of the independent mix took 21.2-22.3 s this way against 27.3-28.9 s with a sandbox per rule,
-	// the recordings at 10M 49.9-62.0 s against 61.1-62.1 s, the highest peak 0-91 MiB higher;
-	// BENCHMARKS.md).
+	// the recordings at 10M 49.9-62.0 s against 61.1-62.1 s, the highest peak 0-206 MiB higher,
+	// 1,033 MiB at 4M events; BENCHMARKS.md).
 	// --profile's peak of a rule is then the process's while the rule ran, the blocks the rules
 	// before it cached included.
 	sandbox, err := openSandbox(ctx, db)
