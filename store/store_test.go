@@ -73,7 +73,7 @@ func TestCopyDatabase(t *testing.T) {
 
 // TestEveryInstancePurgesInTheBackground: jemalloc's background thread runs while a database is
 // open, and again once a sandbox has closed (DuckDB sets it off whenever an instance closes) and
-// the next one has opened, as each rule's sandbox does after the rule before.
+// the next one has opened, as the charts' sandbox does after the analysis's.
 func TestEveryInstancePurgesInTheBackground(t *testing.T) {
 	if _, err := jemalloc.BackgroundThread(); errors.Is(err, jemalloc.ErrNotLinked) {
 		t.Skip("DuckDB links jemalloc into its Linux builds only")
