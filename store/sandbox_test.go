@@ -221,3 +221,26 @@ func snapshotDir(t *testing.T, dir string) []string {
 	})
 	return out
 }
+
+// TestSandboxKeepsItsBlocksInAPool: a sandbox's buffer blocks come from a region of its own as
+// large as its memory limit (blockPool), not from the allocator that hands them back.
+func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), testSchema, Options{MemoryLimit: "300MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sandbox, err := db.Sandboxed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.Close()
+	var pool, limit string
+	if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory'), current_setting('memory_limit')").Scan(&pool, &limit); err != nil {
+		t.Fatal(err)
+	}
+	if pool != limit {
+		t.Errorf("block_allocator_memory is %s; want the memory limit, %s", pool, limit)
+	}
+}
