@@ -54,17 +54,25 @@ var lockDown = []string{
 	"SET lock_configuration = true",
 }
 
-// blockPool is the setting that has the sandbox's DuckDB keep the blocks of its buffer pool (256
-// KiB each: the table data it reads, its operators' pages) in a region of its own, as large as
-// the memory limit, instead of taking each from its allocator and handing it back. A block freed
-// there is advised MADV_FREE and given out again as it is, where the allocator hands freed memory
-// back to the system (cli's duckDBAllocator) and every block loaded afterwards is faulted in anew:
-// on a virtual machine about 17 µs a page, a third of an analysis's CPU in system time. All rules
-// over 10M events of the independent mix took 18.7-20.4 s with it against 22.9-23.9 s without,
-// over 10M of the recordings 43.6-47.0 s against 60.5-64.9 s, the peak 60-120 MiB higher (1,155
-// and 1,288 MiB: the region's pages count until the process ends or the kernel, short of memory,
-// takes them; BENCHMARKS.md).
-func blockPool(memoryLimit string) string {
+// blockPool returns the setting that has the sandbox's DuckDB keep the blocks of its buffer pool
+// (256 KiB each: the table data it reads, its operators' pages) in a region of its own, as large
+// as the memory limit, instead of taking each from its allocator and handing it back; "" for a
+// database file smaller than a quarter of the memory limit. A block freed there is advised
+// MADV_FREE and given out again as it is, where the allocator hands freed memory back to the
+// system (cli's duckDBAllocator) and every block loaded afterwards is faulted in anew: on a
+// virtual machine about 17 µs a page, a third of an analysis's CPU in system time. All rules over
+// 10M events of the independent mix (an 809 MB database) took 18.7-20.4 s with it against
+// 22.9-23.9 s without, over 10M of the recordings 43.6-47.0 s against 60.5-64.9 s, over 4M
+// (310 MB) 9.3-10.2 s against 11.1-12.1 s, the peak 55-150 MiB higher (the region's pages count
+// until the process ends or the kernel, short of memory, takes them). But the region's blocks are
+// faulted in whole when first given out, where the allocator's pages are faulted in as they are
+// written: a small database, whose blocks stay cached once read, lost by it (1M events, 79 MB:
+// 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind 1.50-1.83 against 1.30-1.37 CPU-s), and
+// so the pool waits for a database of a quarter of the limit, between the two (BENCHMARKS.md).
+func blockPool(databaseBytes, memoryLimitBytes uint64, memoryLimit string) string {
+	if databaseBytes < memoryLimitBytes/4 {
+		return ""
+	}
 	return "SET block_allocator_memory = " + quote(memoryLimit)
 }
 
@@ -80,7 +88,14 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 			return nil, fmt.Errorf("checkpointing %s for the sandbox: %w", db.Path, err)
 		}
 	}
-	setup := []string{"SET memory_limit = " + quote(db.memoryLimit), backgroundPurge, blockPool(db.memoryLimit)}
+	setup := []string{"SET memory_limit = " + quote(db.memoryLimit), backgroundPurge}
+	info, err := os.Stat(db.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxing %s: %w", db.Path, err)
+	}
+	if pool := blockPool(uint64(info.Size()), db.memoryLimitBytes, db.memoryLimit); pool != "" {
+		setup = append(setup, pool)
+	}
 	// DuckDB leaves the paths it attached and its temp directory open to SQL even with external
 	// access off. The database is attached through a hard link in a private spill directory,
 	// removed once attached, so that no SQL can name it; where no such link can be made (a

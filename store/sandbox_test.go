@@ -222,25 +222,50 @@ func snapshotDir(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestSandboxKeepsItsBlocksInAPool: a sandbox's buffer blocks come from a region of its own as
-// large as its memory limit (blockPool), not from the allocator that hands them back.
+// TestSandboxKeepsItsBlocksInAPool: the sandbox of a database file of a quarter of its memory limit
+// or more takes its buffer blocks from a region of its own as large as the limit (blockPool), that
+// of a smaller one from the allocator.
 func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), testSchema, Options{MemoryLimit: "300MB"})
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, testSchema, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	sandbox, err := db.Sandboxed(ctx)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sandbox.Close()
-	var pool, limit string
-	if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory'), current_setting('memory_limit')").Scan(&pool, &limit); err != nil {
-		t.Fatal(err)
-	}
-	if pool != limit {
-		t.Errorf("block_allocator_memory is %s; want the memory limit, %s", pool, limit)
+	for _, c := range []struct {
+		limitBytes int64
+		pooled     bool
+	}{
+		{4 * info.Size(), true},
+		{4*info.Size() + 4<<10, false},
+		{300 << 20, false},
+	} {
+		db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", c.limitBytes>>10), ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sandbox, err := db.Sandboxed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pool, limit string
+		if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory'), current_setting('memory_limit')").Scan(&pool, &limit); err != nil {
+			t.Fatal(err)
+		}
+		if c.pooled && pool != limit {
+			t.Errorf("a database of %d bytes under a limit of %d bytes: block_allocator_memory is %s; want the memory limit, %s", info.Size(), c.limitBytes, pool, limit)
+		}
+		if !c.pooled && pool != "0 bytes" {
+			t.Errorf("a database of %d bytes under a limit of %d bytes: block_allocator_memory is %s; want none", info.Size(), c.limitBytes, pool)
+		}
+		sandbox.Close()
+		db.Close()
 	}
 }
