@@ -223,8 +223,8 @@ func snapshotDir(t *testing.T, dir string) []string {
 }
 
 // TestSandboxKeepsItsBlocksInAPool: the sandbox of a database file of a quarter of its memory limit
-// or more takes its buffer blocks from a region of its own as large as the limit (blockPool), that
-// of a smaller one from the allocator.
+// or more, opened read-only, takes its buffer blocks from a region of its own as large as the limit
+// (blockPool); that of a smaller one, or of one opened for writing (run), from the allocator.
 func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
@@ -241,13 +241,15 @@ func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 	}
 	for _, c := range []struct {
 		limitBytes int64
+		readOnly   bool
 		pooled     bool
 	}{
-		{4 * info.Size(), true},
-		{4*info.Size() + 4<<10, false},
-		{300 << 20, false},
+		{4 * info.Size(), true, true},
+		{4 * info.Size(), false, false},
+		{4*info.Size() + 4<<10, true, false},
+		{300 << 20, true, false},
 	} {
-		db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", c.limitBytes>>10), ReadOnly: true})
+		db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", c.limitBytes>>10), ReadOnly: c.readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,10 +262,10 @@ func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.pooled && pool != limit {
-			t.Errorf("a database of %d bytes under a limit of %d bytes: block_allocator_memory is %s; want the memory limit, %s", info.Size(), c.limitBytes, pool, limit)
+			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want the memory limit, %s", info.Size(), c.limitBytes, c.readOnly, pool, limit)
 		}
 		if !c.pooled && pool != "0 bytes" {
-			t.Errorf("a database of %d bytes under a limit of %d bytes: block_allocator_memory is %s; want none", info.Size(), c.limitBytes, pool)
+			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want none", info.Size(), c.limitBytes, c.readOnly, pool)
 		}
 		sandbox.Close()
 		db.Close()
