@@ -57,23 +57,23 @@ var lockDown = []string{
 // blockPool returns the setting that has the sandbox's DuckDB keep the blocks of its buffer pool
 // (256 KiB each: the table data it reads, its operators' pages) in a region of its own, as large
 // as the memory limit, instead of taking each from its allocator and handing it back; "" for a
-// database file smaller than a quarter of the memory limit. Only a database opened read-only
-// (analyze, query) gets it: a process that loaded files first (run) keeps what the load left
-// beside the pool (run --db over 30M events of a stream peaked at 1,645 MiB with it, 1,544 MiB
-// without). A block freed there is advised
-// MADV_FREE and given out again as it is, where the allocator hands freed memory back to the
-// system (cli's duckDBAllocator) and every block loaded afterwards is faulted in anew: on a
-// virtual machine about 17 µs a page, a third of an analysis's CPU in system time. All rules over
-// 10M events of the independent mix (an 809 MB database) took 18.7-20.4 s with it against
+// database opened for writing or a file smaller than a quarter of the memory limit. A block freed
+// there is advised MADV_FREE and given out again as it is, where the allocator hands freed memory
+// back to the system (cli's duckDBAllocator) and every block loaded afterwards is faulted in anew:
+// on a virtual machine about 17 µs a page, a third of an analysis's CPU in system time. All rules
+// over 10M events of the independent mix (an 809 MB database) took 18.7-20.4 s with it against
 // 22.9-23.9 s without, over 10M of the recordings 43.6-47.0 s against 60.5-64.9 s, over 4M
 // (310 MB) 9.3-10.2 s against 11.1-12.1 s, the peak 55-150 MiB higher (the region's pages count
-// until the process ends or the kernel, short of memory, takes them). But the region's blocks are
-// faulted in whole when first given out, where the allocator's pages are faulted in as they are
-// written: a small database, whose blocks stay cached once read, lost by it (1M events, 79 MB:
-// 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind 1.50-1.83 against 1.30-1.37 CPU-s), and
-// so the pool waits for a database of a quarter of the limit, between the two (BENCHMARKS.md).
-func blockPool(databaseBytes, memoryLimitBytes uint64, memoryLimit string) string {
-	if databaseBytes < memoryLimitBytes/4 {
+// until the process ends or the kernel, short of memory, takes them). A process that loaded files
+// first (run) keeps what the load left beside the pool (run --db over a stream of 30M events
+// peaked at 1,645 MiB with it, 1,544 MiB without), so only a database opened read-only (analyze,
+// query) gets it. And the region's blocks are faulted in whole when first given out, where the
+// allocator's pages are faulted in as they are written: a small database, whose blocks stay cached
+// once read, lost by it (1M events, 79 MB: 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind
+// 1.50-1.83 against 1.30-1.37 CPU-s), so the pool waits for a database of a quarter of the limit,
+// between the two (BENCHMARKS.md).
+func blockPool(readOnly bool, databaseBytes, memoryLimitBytes uint64, memoryLimit string) string {
+	if !readOnly || databaseBytes < memoryLimitBytes/4 {
 		return ""
 	}
 	return "SET block_allocator_memory = " + quote(memoryLimit)
@@ -96,7 +96,7 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandboxing %s: %w", db.Path, err)
 	}
-	if pool := blockPool(uint64(info.Size()), db.memoryLimitBytes, db.memoryLimit); pool != "" && db.readOnly {
+	if pool := blockPool(db.readOnly, uint64(info.Size()), db.memoryLimitBytes, db.memoryLimit); pool != "" {
 		setup = append(setup, pool)
 	}
 	// DuckDB leaves the paths it attached and its temp directory open to SQL even with external
