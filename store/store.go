@@ -64,7 +64,8 @@ const RowGroupRows = 16384
 // been free for the allocator's decay time (cli.SetDuckDBAllocator), instead of the threads that
 // allocate next doing it on their way, and the pages of arenas whose threads have gone idle too.
 // It is a setting of the whole process that DuckDB sets off whenever an instance closes (an
-// analysis's sandbox, then the charts' or a timeline's), so every instance sets it when it opens. For what it gained see cli's duckDBAllocator.
+// analysis's sandbox, then the charts' or a timeline's), so every instance sets it when it opens.
+// For what it gained see cli's duckDBAllocator.
 const backgroundPurge = "SET allocator_background_threads = true"
 
 // ErrInUse reports that another process holds the database file.
