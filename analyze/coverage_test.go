@@ -166,7 +166,7 @@ func TestNoPartialWithoutLocksWrittenOftenEnough(t *testing.T) {
 func TestGKEWatchesAreBlind(t *testing.T) {
 	db := scenarioDB(t, "samples/watch-rewind", ingest.Options{})
 	if _, err := db.ExecContext(context.Background(), `UPDATE audit_events SET envelope = 'gke-logentry', request_uri = NULL,
-		watch_rv = NULL, resource_version = NULL, resource_version_match = NULL, timeout_seconds = NULL`); err != nil {
+		resource_version = NULL, resource_version_match = NULL, timeout_seconds = NULL`); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), db, builtin(t), Options{})

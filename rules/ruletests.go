@@ -23,7 +23,8 @@ import (
 //
 //	rule: watch-rewind
 //	defaults:                  # merged into every row of a table (a row's own values win); a
-//	                           # column ingest derives (response_rv) is derived when left out
+//	                           # column ingest derives (response_rv) is derived when left out,
+//	                           # and a computed one (watch_rv, latency_ms) cannot be given
 //	  audit_events: {stage: ResponseComplete, code: 200}
 //	tests:
 //	  - name: goes backwards
@@ -32,7 +33,7 @@ import (
 //	    pieces: 3                        # optional: run a rule that runs in pieces in this many
 //	    tables:
 //	      audit_events:
-//	        - {audit_id: w1, verb: watch, watch_rv: 200, ...}
+//	        - {audit_id: w1, verb: watch, resource_version: "200", ...}
 //	    files: [../../samples/flapping/]  # optional, relative to the test file (or absolute)
 //	    expect:                           # exactly these findings; [] for none
 //	      - {object: lab/services, severity: warning, count: 2, summary: "*went backwards*"}

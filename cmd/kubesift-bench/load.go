@@ -30,13 +30,14 @@ const narrowColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR'
 
 // auditTableBaseline builds the table kubesift stores, audit_events, with read_ndjson alone: every
 // column that comes from a JSON field, with audit_events' name and type; the derived columns
-// computed by the SQL expressions of ingest/audit/load.sql (watch, has_body, redacted, the
-// redacted bodies, response_rv, audit_api_version), and watch's query test as a regular
-// expression; the bookkeeping columns kubesift writes as constants for one file (cluster,
-// apiserver, envelope, source_file, load_id, load_problem) as the same constants. 38 of the 50
+// computed by the SQL expressions of ingest/audit/load.sql (watch, has_body, lock_fields,
+// redacted, the redacted bodies, response_rv, audit_api_version), and watch's query test as a
+// regular expression; the bookkeeping columns kubesift writes as constants for one file (cluster,
+// apiserver, envelope, source_file, load_id, load_problem) as the same constants. 39 of the 50
 // columns audit_events stores: left out are source_line and source_offset (read_ndjson has no
-// line numbers) and the ten query parameter columns kubesift parses from the request URI in Go
-// (watch_rv through list_continue). latency_ms, computed when read, is stored by neither.
+// line numbers) and the nine query parameter columns kubesift parses from the request URI in Go
+// (resource_version through list_continue). latency_ms and watch_rv, computed when read, are
+// stored by neither.
 var auditTableBaseline = `CREATE TABLE baseline AS
 SELECT
     auditID AS audit_id, stage, level, verb, requestURI AS request_uri,
@@ -53,6 +54,8 @@ SELECT
     CASE WHEN NOT sensitive THEN responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN ` + audit.ResponseRV("verb", "responseObject") + ` END AS response_rv,
     NOT sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS has_body,
+    CASE WHEN NOT sensitive THEN ` + audit.LockFields("objectRef.resource", "objectRef.subresource", "objectRef.namespace", "verb", "stage",
+	"coalesce(responseObject, requestObject)") + ` END AS lock_fields,
     sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS redacted,
     apiVersion AS audit_api_version,
     '' AS cluster, '' AS apiserver, 'json-lines' AS envelope, $1 AS source_file, 1::BIGINT AS load_id,

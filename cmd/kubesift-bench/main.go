@@ -146,7 +146,7 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 }
 
 const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same file into a database file,\n" +
-	"in the same run. For audit logs two baselines: read_ndjson building the audit_events table (38 of\n" +
+	"in the same run. For audit logs two baselines: read_ndjson building the audit_events table (39 of\n" +
 	"the 50 it stores, the same names, types and SQL expressions; see BENCHMARKS.md) and read_ndjson of\n" +
 	"the 17 top-level fields; for conntrack dumps read_csv of whole lines into one column. Each runs once\n" +
 	"with DuckDB's defaults and once with kubesift's settings (attach options, row group size,\n" +

@@ -24,6 +24,10 @@ import (
 //go:embed load.sql
 var loadSQL string
 
+// loadQuery is load.sql with lock_fields' expression in it.
+var loadQuery = strings.Replace(loadSQL, "LOCK_FIELDS", LockFields("e.objectRef.resource", "e.objectRef.subresource",
+	"e.objectRef.namespace", "e.verb", "e.stage", "coalesce(e.responseObject, e.requestObject)"), 1)
+
 // Loader loads kube-apiserver audit logs into audit_events, and the endpoint states in their
 // Endpoints and EndpointSlice bodies into the object tables.
 type Loader struct{}
@@ -136,7 +140,7 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 		<-produced
 		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
 	}
-	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadSQL, "STREAM_VIEW", view, 1),
+	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadQuery, "STREAM_VIEW", view, 1),
 		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecrets),
 		sql.Named("cluster", f.Settings.Cluster), sql.Named("apiserver", f.Settings.APIServer), sql.Named("envelope", envelope),
 		sql.Named("path_apiserver", pathAPIServer(f.Src.Name)))

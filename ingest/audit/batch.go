@@ -18,7 +18,6 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "byte_offset", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "q_watch", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "q_rv", Type: arrow.BinaryTypes.String, Nullable: true},
-	{Name: "q_rv_num", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "q_rv_match", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "q_timeout", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 	{Name: "q_label", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -42,7 +41,6 @@ type batch struct {
 	offset  *array.Int64Builder
 	watch   *array.BooleanBuilder
 	rv      *array.StringBuilder
-	rvNum   *array.Int64Builder
 	rvMatch *array.StringBuilder
 	timeout *array.Int32Builder
 	label   *array.StringBuilder
@@ -73,7 +71,6 @@ func newBatch(values []byte) *batch {
 		offset:  array.NewInt64Builder(mem),
 		watch:   array.NewBooleanBuilder(mem),
 		rv:      array.NewStringBuilder(mem),
-		rvNum:   array.NewInt64Builder(mem),
 		rvMatch: array.NewStringBuilder(mem),
 		timeout: array.NewInt32Builder(mem),
 		label:   array.NewStringBuilder(mem),
@@ -137,7 +134,6 @@ func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	q := parseRequestQuery(uri)
 	appendBool(b.watch, q.watch)
 	appendString(b.rv, q.resourceVersion)
-	appendInt64(b.rvNum, q.resourceVersionNum)
 	appendString(b.rvMatch, q.resourceVersionMatch)
 	if q.timeoutSeconds != nil {
 		b.timeout.Append(*q.timeoutSeconds)
@@ -174,7 +170,7 @@ func (b *batch) record() arrow.RecordBatch {
 	}, nil, 0, 0)
 	cols := []arrow.Array{array.NewStringData(raw)}
 	raw.Release()
-	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvNum, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.list, b.cluster, b.server} {
+	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.list, b.cluster, b.server} {
 		cols = append(cols, bl.NewArray())
 		bl.Release()
 	}

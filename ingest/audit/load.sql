@@ -5,7 +5,8 @@
 -- surrogates rewritten), which json_transform parses without error, so it is not wrapped in
 -- try(): that wrapper cost about 40% of the transform on events with bodies.
 -- response_rv_text is what ResponseRV's expression (tables.go, which fills an older database's
--- rows) reads of the event, taken by Go (responseRVText).
+-- rows) reads of the event, taken by Go (responseRVText). lock_fields' expression is put in by Go
+-- (LockFields in tables.go, over the event's fields).
 INSERT INTO audit_events BY NAME
 SELECT
     CASE WHEN ok THEN e.auditID END AS audit_id,
@@ -33,7 +34,6 @@ SELECT
     received_at,
     coalesce(stage_ts, legacy_ts) AS stage_at,
     e.verb = 'watch' OR coalesce(q_watch, false) AS watch,
-    q_rv_num AS watch_rv,
     q_rv AS resource_version,
     q_rv_match AS resource_version_match,
     q_timeout AS timeout_seconds,
@@ -48,6 +48,7 @@ SELECT
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN TRY_CAST(response_rv_text AS BIGINT) END AS response_rv,
     NOT sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS has_body,
+    CASE WHEN NOT sensitive THEN LOCK_FIELDS END AS lock_fields,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
     coalesce(nullif($cluster, ''), cluster) AS cluster,
@@ -93,7 +94,7 @@ FROM (
             THEN try(json_type(raw, ['$.user', '$.user.groups', '$.impersonatedUser', '$.sourceIPs', '$.objectRef',
                 '$.responseStatus', '$.responseStatus.code', '$.annotations'])) END AS field_types
     FROM (
-        SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_num, q_rv_match, q_timeout, q_label, q_field,
+        SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_match, q_timeout, q_label, q_field,
             q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, list_api_version, cluster, apiserver,
             json_transform(raw, '{
                 "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",

@@ -44,7 +44,8 @@ var auditEventsTable = store.Table{
 		{Name: "latency_ms", Type: "DOUBLE", Doc: "stage_at - received_at in milliseconds (a watch's lifetime on ResponseComplete); computed when read, not stored",
 			Generated: latencyMS},
 		{Name: "watch", Type: "BOOLEAN", Doc: "verb is watch, or the query has watch=true/1"},
-		{Name: "watch_rv", Type: "BIGINT", Doc: "resourceVersion query parameter as a number (watches and lists); NULL when absent or not numeric"},
+		{Name: "watch_rv", Type: "BIGINT", Doc: "resourceVersion query parameter as a number (watches and lists); NULL when absent or not a base-10 integer; computed when read, not stored",
+			Generated: watchRV},
 		{Name: "resource_version", Type: "VARCHAR", Doc: "resourceVersion query parameter as sent (\"0\", \"\" or a number)"},
 		{Name: "resource_version_match", Type: "VARCHAR", Doc: "resourceVersionMatch query parameter: NotOlderThan or Exact"},
 		{Name: "timeout_seconds", Type: "INTEGER", Doc: "timeoutSeconds query parameter (a watch's requested lifetime)"},
@@ -61,6 +62,8 @@ var auditEventsTable = store.Table{
 			Backfill: ResponseRV("verb", "response_object")},
 		{Name: "has_body", Type: "BOOLEAN", Doc: "true when request_object or response_object is set: what a filter on the body columns would say, without reading them (a scan reads a column's values for every 2,048 rows in which one row passes)",
 			Backfill: "request_object IS NOT NULL OR response_object IS NOT NULL"},
+		{Name: "lock_fields", Type: "VARCHAR[]", Doc: "what the leader-election rules read of a write's body, taken once at ingest so that they need not parse the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (no subresource; not a node heartbeat in kube-node-lease) on its ResponseComplete stage, the responseObject's (else the requestObject's) [metadata.name, control-plane.alpha.kubernetes.io/leader annotation, metadata.uid, spec.holderIdentity, spec.leaseTransitions, apiserver.kubernetes.io/identity label] as json_extract_string reads them (NULL where absent); NULL for every other event and for a write without a body",
+			Backfill: LockFields("resource", "subresource", "namespace", "verb", "stage", "coalesce(response_object, request_object)")},
 		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
 		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
 		{Name: "cluster", Type: "VARCHAR", Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
@@ -72,10 +75,10 @@ var auditEventsTable = store.Table{
 		{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"},
 		{Name: "load_problem", Type: "VARCHAR", Doc: "loading bookkeeping: always NULL in committed data"},
 	},
-	// One bookkeeping column instead of two, and latency_ms computed: each stored column of
-	// audit_events costs DuckDB's batch insert a 4 MiB reservation per thread, out of a quarter of
-	// the memory limit, and at 51 columns the default --memory-limit 850MB loaded on one thread (a
-	// third slower).
+	// One bookkeeping column instead of two, and latency_ms and watch_rv computed: each stored
+	// column of audit_events costs DuckDB's batch insert a 4 MiB reservation per thread, out of a
+	// quarter of the memory limit, and at 51 columns the default --memory-limit 850MB loaded on one
+	// thread (a third slower).
 	Obsolete: []string{"load_reject", "load_warning"},
 }
 
@@ -84,6 +87,12 @@ var auditEventsTable = store.Table{
 const latencyMS = `CASE WHEN abs(epoch_us(received_at)) < 4611686018427387904 AND abs(epoch_us(stage_at)) < 4611686018427387904
         THEN epoch_us(stage_at) - epoch_us(received_at)
         ELSE date_diff('microsecond', received_at, stage_at) END / 1000.0`
+
+// watchRV is watch_rv: resource_version when it is a base-10 integer (an optional sign and digits,
+// as Go's strconv.ParseInt reads it), not whatever DuckDB's cast makes a number of (" 5", "5.0",
+// "1e3", "0x10"). Computed when read, so that audit_events stores lock_fields without a 51st
+// column (docs/development.md).
+const watchRV = `CASE WHEN regexp_full_match(resource_version, '[+-]?[0-9]+') THEN TRY_CAST(resource_version AS BIGINT) END`
 
 // ResponseRV is the SQL of response_rv for an event whose verb and responseObject (JSON text)
 // are the expressions verb and body: an older database's rows, and a dataset's older files, get
@@ -94,4 +103,20 @@ func ResponseRV(verb, body string) string {
 	return fmt.Sprintf(`CASE WHEN list_contains(['create', 'update', 'patch', 'delete', 'deletecollection'], %[1]s)
             AND json_extract_string(%[2]s, ['$.kind', '$.metadata.resourceVersion'])[1] IS DISTINCT FROM 'Status'
         THEN TRY_CAST(json_extract_string(%[2]s, ['$.kind', '$.metadata.resourceVersion'])[2] AS BIGINT) END`, verb, body)
+}
+
+// LockFields is the SQL of lock_fields for an event whose objectRef resource, subresource and
+// namespace, verb, stage and body (JSON text: the responseObject, else the requestObject) are the
+// given expressions: a load computes it in load.sql, an older database's rows and a dataset's
+// older files from their columns. The stage of election-lock-churn that reads every lock-capable
+// write took a third of the rule's time parsing these writes' bodies (982 MB of them in 10M events
+// of the real recordings); this list is what it read of them.
+func LockFields(resource, subresource, namespace, verb, stage, body string) string {
+	return fmt.Sprintf(`CASE WHEN list_contains(['endpoints', 'configmaps', 'leases'], %[1]s) AND coalesce(%[2]s, '') = ''
+            AND list_contains(['create', 'update', 'patch'], %[4]s) AND %[5]s = 'ResponseComplete'
+            AND NOT (%[1]s = 'leases' AND coalesce(%[3]s, '') = 'kube-node-lease') AND %[6]s IS NOT NULL
+        THEN json_extract_string(%[6]s, ['$.metadata.name', '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"',
+                                        '$.metadata.uid', '$.spec.holderIdentity', '$.spec.leaseTransitions',
+                                        '$.metadata.labels."apiserver.kubernetes.io/identity"']) END`,
+		resource, subresource, namespace, verb, stage, body)
 }

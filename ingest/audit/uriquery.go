@@ -12,7 +12,6 @@ import (
 type requestQuery struct {
 	watch                *bool
 	resourceVersion      *string
-	resourceVersionNum   *int64
 	resourceVersionMatch *string
 	timeoutSeconds       *int32
 	labelSelector        *string
@@ -62,11 +61,6 @@ func parseRequestQuery(uri string) requestQuery {
 	}
 	q.watch = parseBoolParam(first[0])
 	q.resourceVersion = first[1]
-	if first[1] != nil {
-		if n, err := strconv.ParseInt(*first[1], 10, 64); err == nil {
-			q.resourceVersionNum = &n
-		}
-	}
 	q.resourceVersionMatch = first[2]
 	if first[3] != nil {
 		if n, err := strconv.ParseInt(*first[3], 10, 32); err == nil {

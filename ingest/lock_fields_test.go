@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubesift/kubesift/store"
+)
+
+// TestLockFieldsAtIngestUpgradeAndDataset: lock_fields is what the leader-election rules read of a
+// lock-capable write's body, taken at ingest; a database an older kubesift wrote gets it from the
+// bodies when it is opened, and a dataset's files that predate it in the dataset's view: the three
+// agree, and only the writes the rules read get it.
+func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
+	ctx := context.Background()
+	const leader = `"control-plane.alpha.kubernetes.io/leader":"{\"holderIdentity\":\"a\",\"leaderTransitions\":2}"`
+	event := func(id, day, stage, verb, resource, namespace, subresource, bodies string) string {
+		return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":"%s","stage":"%s","requestURI":"/x","verb":"%s","user":{"username":"u"},"sourceIPs":["10.0.0.1"],"objectRef":{"resource":"%s","namespace":"%s","subresource":"%s","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":200}%s,"requestReceivedTimestamp":"2026-11-%sT06:00:00.000000Z","stageTimestamp":"2026-11-%sT06:00:00.100000Z"}`,
+			id, stage, verb, resource, namespace, subresource, bodies, day, day)
+	}
+	lines := []string{
+		event("a-endpoints", "21", "ResponseComplete", "update", "endpoints", "kube-system", "",
+			`,"responseObject":{"kind":"Endpoints","metadata":{"name":"kcm","uid":"u1","annotations":{`+leader+`}}}`),
+		event("b-lease", "21", "ResponseComplete", "update", "leases", "kube-system", "",
+			`,"responseObject":{"kind":"Lease","metadata":{"name":"kcm","uid":"u2"},"spec":{"holderIdentity":"b","leaseTransitions":7}}`),
+		event("c-get", "21", "ResponseComplete", "get", "leases", "kube-system", "",
+			`,"responseObject":{"kind":"Lease","metadata":{"name":"kcm"},"spec":{"holderIdentity":"b"}}`),
+		event("d-request-only", "22", "ResponseComplete", "create", "configmaps", "lab", "",
+			`,"requestObject":{"kind":"ConfigMap","metadata":{"name":"lock","annotations":{`+leader+`}}}`),
+		event("e-response-first", "22", "ResponseComplete", "patch", "configmaps", "lab", "",
+			`,"requestObject":{"metadata":{"annotations":{"x":"y"}}},"responseObject":{"kind":"ConfigMap","metadata":{"name":"lock","uid":"u3"}}`),
+		event("f-no-body", "22", "ResponseComplete", "update", "leases", "kube-system", "", ``),
+		event("g-node-heartbeat", "22", "ResponseComplete", "update", "leases", "kube-node-lease", "",
+			`,"responseObject":{"kind":"Lease","metadata":{"name":"node-1"},"spec":{"holderIdentity":"node-1"}}`),
+		event("h-status", "22", "ResponseComplete", "update", "configmaps", "lab", "status",
+			`,"responseObject":{"kind":"ConfigMap","metadata":{"name":"lock"}}`),
+		event("i-received", "22", "RequestReceived", "update", "leases", "kube-system", "",
+			`,"requestObject":{"kind":"Lease","metadata":{"name":"kcm"},"spec":{"holderIdentity":"b"}}`),
+		event("j-identity", "22", "ResponseComplete", "update", "leases", "kube-system", "",
+			`,"responseObject":{"kind":"Lease","metadata":{"name":"apiserver-x","labels":{"apiserver.kubernetes.io/identity":"kube-apiserver"}},"spec":{"holderIdentity":"apiserver-x_1"}}`),
+		event("k-escaped", "22", "ResponseComplete", "update", "leases", "kube-system", "",
+			`,"responseObject":{"kind":"Lease","metad\u0061ta":{"name":"kc\u006d"},"spec":{"holderIdentity":"\u0062","leaseTransitions":"8"}}`),
+		event("l-not-an-object", "22", "ResponseComplete", "update", "endpoints", "lab", "", `,"responseObject":"text"`),
+		event("m-pods", "22", "ResponseComplete", "update", "pods", "lab", "", `,"responseObject":{"kind":"Pod","metadata":{"name":"p"}}`),
+	}
+	log := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`a-endpoints=[kcm, '{"holderIdentity":"a","leaderTransitions":2}', u1, NULL, NULL, NULL]`,
+		`b-lease=[kcm, NULL, u2, b, 7, NULL]`,
+		`c-get=NULL`,
+		`d-request-only=[lock, '{"holderIdentity":"a","leaderTransitions":2}', NULL, NULL, NULL, NULL]`,
+		`e-response-first=[lock, NULL, u3, NULL, NULL, NULL]`,
+		`f-no-body=NULL`,
+		`g-node-heartbeat=NULL`,
+		`h-status=NULL`,
+		`i-received=NULL`,
+		`j-identity=[apiserver-x, NULL, NULL, apiserver-x_1, NULL, kube-apiserver]`,
+		`k-escaped=[kcm, NULL, NULL, b, 8, NULL]`,
+		`l-not-an-object=[NULL, NULL, NULL, NULL, NULL, NULL]`,
+		`m-pods=NULL`,
+	}
+	const fields = "SELECT audit_id || '=' || coalesce(CAST(lock_fields AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id"
+
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, log)
+	if got := queryStrings(t, db, fields); !slices.Equal(got, want) {
+		t.Errorf("at ingest:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// an older kubesift's database: the column is added on open and filled from the bodies
+	if _, err := db.ExecContext(ctx, "ALTER TABLE audit_events DROP COLUMN lock_fields"); err != nil {
+		t.Fatal(err)
+	}
+	path := db.Path
+	db.Close()
+	db, err := store.Open(ctx, path, Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !slices.Equal(db.Upgraded, []string{"audit_events.lock_fields"}) {
+		t.Errorf("upgraded %v", db.Upgraded)
+	}
+	if got := queryStrings(t, db, fields); !slices.Equal(got, want) {
+		t.Errorf("after the upgrade:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// a dataset whose first day's file an older kubesift wrote (without the column), and whose
+	// second day's has it
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "audit_events", "cluster=*", "date=2026-11-21", "*.parquet"))
+	if err != nil || len(old) != 1 {
+		t.Fatalf("the first day's files: %v, %v", old, err)
+	}
+	rewritten := old[0] + ".old"
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * EXCLUDE (lock_fields) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)", old[0], rewritten)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(rewritten, old[0]); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := store.OpenDataset(ctx, dir, Schema(), "", nil, nil, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	if got := queryStrings(t, ds, fields); !slices.Equal(got, want) {
+		t.Errorf("dataset:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestWatchRVIsTheParameterAsGoReadsIt: watch_rv, computed from resource_version when read, is a
+// number only where the parameter is a base-10 integer, as ingest took it from Go before; DuckDB's
+// own cast would make numbers of " 5", "5.0", "1e3" and "0x10".
+func TestWatchRVIsTheParameterAsGoReadsIt(t *testing.T) {
+	var lines []string
+	for i, rv := range []string{"4711", "%2B5", "-3", "007", "%205", "5.0", "1e3", "0x10", "1_000", "99999999999999999999", "", "none"} {
+		query := "?watch=true&resourceVersion=" + rv
+		if rv == "none" {
+			query = "?watch=true"
+		}
+		lines = append(lines, fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"w%02d","stage":"ResponseComplete","requestURI":"/api/v1/pods%s","verb":"watch","user":{"username":"u"},"sourceIPs":["10.0.0.1"],"objectRef":{"resource":"pods","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":200},"requestReceivedTimestamp":"2026-11-21T06:00:00.000000Z","stageTimestamp":"2026-11-21T06:00:00.100000Z"}`, i, query))
+	}
+	log := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, log)
+	got := queryStrings(t, db, "SELECT coalesce('\"' || resource_version || '\"', 'NULL') || '=' || coalesce(CAST(watch_rv AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id")
+	want := []string{`"4711"=4711`, `"+5"=5`, `"-3"=-3`, `"007"=7`, `" 5"=NULL`, `"5.0"=NULL`, `"1e3"=NULL`, `"0x10"=NULL`, `"1_000"=NULL`,
+		`"99999999999999999999"=NULL`, `""=NULL`, `NULL=NULL`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
