@@ -68,16 +68,16 @@ func TestAnalyzeOfADatabaseBeforeResponseRV(t *testing.T) {
 }
 
 // TestAnalyzeOfADatabaseThatStoredLatency: a database whose audit_events stored latency_ms and
-// watch_rv and lacked has_body and lock_fields (kubesift before has_body) is rewritten on its first
+// watch_rv and lacked has_body and body_fields (kubesift before has_body) is rewritten on its first
 // open, which says so before and after, and analyzes as one loaded now: the same findings, and
-// latency_ms, watch_rv, has_body and lock_fields the same per row.
+// latency_ms, watch_rv, has_body and body_fields the same per row.
 func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.duckdb")
 	if r := runCLI(t, "ingest", "--db", path, "../samples/watch-rewind/audit.log", "../samples/election-lock-churn/audit.log"); r.code != ExitOK {
 		t.Fatalf("ingest: %+v", r)
 	}
 	now := runCLI(t, "analyze", "--db", path, "-o", "json")
-	latency := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, watch_rv, has_body, lock_fields FROM audit_events ORDER BY ALL")
+	latency := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, watch_rv, has_body, body_fields FROM audit_events ORDER BY ALL")
 	if now.code != ExitOK || !strings.Contains(now.stdout, `"rule": "election-lock-churn"`) || latency.code != ExitOK || strings.Count(latency.stdout, "\n") < 100 {
 		t.Fatalf("analyze and query of a database loaded now: %+v %+v", now, latency)
 	}
@@ -85,8 +85,8 @@ func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{ // what an older kubesift's table held: latency_ms and watch_rv stored, no has_body or lock_fields
-		"CREATE TABLE older AS SELECT * EXCLUDE (has_body, lock_fields) FROM audit_events",
+	for _, stmt := range []string{ // what an older kubesift's table held: latency_ms and watch_rv stored, no has_body or body_fields
+		"CREATE TABLE older AS SELECT * EXCLUDE (has_body, body_fields) FROM audit_events",
 		"DROP TABLE audit_events", "ALTER TABLE older RENAME TO audit_events"} {
 		if _, err := db.Exec(stmt); err != nil {
 			db.Close()
@@ -96,7 +96,7 @@ func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	db.Close()
 	older := runCLI(t, "analyze", "--db", path, "-o", "json")
 	for _, want := range []string{path + ": rewriting audit_events for this kubesift, once",
-		path + ": upgraded from an older kubesift's (added audit_events.has_body, audit_events.lock_fields, audit_events.latency_ms (computed), audit_events.watch_rv (computed))"} {
+		path + ": upgraded from an older kubesift's (added audit_events.has_body, audit_events.body_fields, audit_events.latency_ms (computed), audit_events.watch_rv (computed))"} {
 		if !strings.Contains(older.stderr, want) {
 			t.Errorf("stderr %q, want it to say %q", older.stderr, want)
 		}
@@ -104,7 +104,7 @@ func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	if older.code != now.code || older.stdout != now.stdout {
 		t.Errorf("analyze of the upgraded database (exit %d):\n%s\nwant, as loaded now (exit %d):\n%s", older.code, older.stdout, now.code, now.stdout)
 	}
-	if again := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, watch_rv, has_body, lock_fields FROM audit_events ORDER BY ALL"); again.stdout != latency.stdout {
-		t.Errorf("latency_ms, watch_rv, has_body and lock_fields after the upgrade differ from a database loaded now")
+	if again := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, watch_rv, has_body, body_fields FROM audit_events ORDER BY ALL"); again.stdout != latency.stdout {
+		t.Errorf("latency_ms, watch_rv, has_body and body_fields after the upgrade differ from a database loaded now")
 	}
 }

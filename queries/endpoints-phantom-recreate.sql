@@ -32,18 +32,19 @@ ep_writes AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb,
            CASE WHEN a.resource = 'endpoints' THEN 'Endpoints' ELSE 'EndpointSlice' END AS kind,
            a.namespace,
-           coalesce(a.name, a.response_object->'metadata'->>'name', a.response_object->'details'->>'name') AS obj_name,
-           coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS obj_uid,
-           coalesce(a.response_object->'metadata'->'labels'->>'kubernetes.io/service-name',
-                    a.request_object->'metadata'->'labels'->>'kubernetes.io/service-name') AS body_service,
+           -- what the write's body says, taken from it at ingest (audit_events.body_fields): the name and uid in the
+           -- response (metadata, else a Status's details), the Service label of the response, else of the request
+           coalesce(a.name, a.body_fields[8], a.body_fields[9]) AS obj_name,
+           coalesce(a.body_fields[10], a.body_fields[11]) AS obj_uid,
+           coalesce(a.body_fields[12], a.body_fields[13]) AS body_service,
            coalesce(a.username, '') AS username, coalesce(a.user_agent, '') AS user_agent,
            a.received_at, a.stage_at, a.code, a.source_file, a.source_line,
-           -- a slice's addresses, from the body the write logged (an endpoint whose addresses are no list adds none)
-           list_distinct(flatten(list_transform(json_extract(coalesce(a.response_object, a.request_object), '$.endpoints[*].addresses'),
+           -- a slice's addresses, from the endpoints the write logged (an endpoint whose addresses are no list adds none)
+           list_distinct(flatten(list_transform(json_extract(a.body_fields[7], '$[*].addresses'),
                                                 x -> TRY_CAST(x AS VARCHAR[])))) AS body_addrs
     FROM audit_events a
     WHERE a.stage = 'ResponseComplete'
-      -- an IN list or an OR is only a zone-map hint to DuckDB's scan, which then fetches the bodies of every write
+      -- an IN list or an OR is only a zone-map hint to DuckDB's scan, which then fetches body_fields of every write
       -- (1.8M on the real recordings replicated to 10M events) for the filter above it to keep 44,000: the ranges
       -- around them, which hold no other verb or resource, filter in the scan
       AND a.verb IN ('create', 'delete') AND a.verb BETWEEN 'create' AND 'delete'

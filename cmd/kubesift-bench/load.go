@@ -30,7 +30,7 @@ const narrowColumns = `{kind: 'VARCHAR', apiVersion: 'VARCHAR', level: 'VARCHAR'
 
 // auditTableBaseline builds the table kubesift stores, audit_events, with read_ndjson alone: every
 // column that comes from a JSON field, with audit_events' name and type; the derived columns
-// computed by the SQL expressions of ingest/audit/load.sql (watch, has_body, lock_fields,
+// computed by the SQL expressions of ingest/audit/load.sql (watch, has_body, body_fields,
 // redacted, the redacted bodies, response_rv, audit_api_version), and watch's query test as a
 // regular expression; the bookkeeping columns kubesift writes as constants for one file (cluster,
 // apiserver, envelope, source_file, load_id, load_problem) as the same constants. 39 of the 50
@@ -54,8 +54,8 @@ SELECT
     CASE WHEN NOT sensitive THEN responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN ` + audit.ResponseRV("verb", "responseObject") + ` END AS response_rv,
     NOT sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS has_body,
-    CASE WHEN NOT sensitive THEN ` + audit.LockFields("objectRef.resource", "objectRef.subresource", "objectRef.namespace", "verb", "stage",
-	"coalesce(responseObject, requestObject)") + ` END AS lock_fields,
+    CASE WHEN NOT sensitive THEN ` + audit.BodyFields("objectRef.resource", "objectRef.subresource", "objectRef.namespace", "verb", "stage",
+	"responseObject", "requestObject") + ` END AS body_fields,
     sensitive AND (requestObject IS NOT NULL OR responseObject IS NOT NULL) AS redacted,
     apiVersion AS audit_api_version,
     '' AS cluster, '' AS apiserver, 'json-lines' AS envelope, $1 AS source_file, 1::BIGINT AS load_id,

@@ -24,9 +24,9 @@ import (
 //go:embed load.sql
 var loadSQL string
 
-// loadQuery is load.sql with lock_fields' expression in it.
-var loadQuery = strings.Replace(loadSQL, "LOCK_FIELDS", LockFields("e.objectRef.resource", "e.objectRef.subresource",
-	"e.objectRef.namespace", "e.verb", "e.stage", "coalesce(e.responseObject, e.requestObject)"), 1)
+// loadQuery is load.sql with body_fields' expression in it.
+var loadQuery = strings.Replace(loadSQL, "BODY_FIELDS", BodyFields("e.objectRef.resource", "e.objectRef.subresource",
+	"e.objectRef.namespace", "e.verb", "e.stage", "e.responseObject", "e.requestObject"), 1)
 
 // Loader loads kube-apiserver audit logs into audit_events, and the endpoint states in their
 // Endpoints and EndpointSlice bodies into the object tables.

@@ -5,8 +5,8 @@
 -- surrogates rewritten), which json_transform parses without error, so it is not wrapped in
 -- try(): that wrapper cost about 40% of the transform on events with bodies.
 -- response_rv_text is what ResponseRV's expression (tables.go, which fills an older database's
--- rows) reads of the event, taken by Go (responseRVText). lock_fields' expression is put in by Go
--- (LockFields in tables.go, over the event's fields).
+-- rows) reads of the event, taken by Go (responseRVText). body_fields' expression is put in by Go
+-- (BodyFields in tables.go, over the event's fields).
 INSERT INTO audit_events BY NAME
 SELECT
     CASE WHEN ok THEN e.auditID END AS audit_id,
@@ -48,7 +48,7 @@ SELECT
     CASE WHEN NOT sensitive THEN e.responseObject END AS response_object,
     CASE WHEN NOT sensitive THEN TRY_CAST(response_rv_text AS BIGINT) END AS response_rv,
     NOT sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS has_body,
-    CASE WHEN NOT sensitive THEN LOCK_FIELDS END AS lock_fields,
+    CASE WHEN NOT sensitive THEN BODY_FIELDS END AS body_fields,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
     coalesce(nullif($cluster, ''), cluster) AS cluster,

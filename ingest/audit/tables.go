@@ -62,8 +62,8 @@ var auditEventsTable = store.Table{
 			Backfill: ResponseRV("verb", "response_object")},
 		{Name: "has_body", Type: "BOOLEAN", Doc: "true when request_object or response_object is set: what a filter on the body columns would say, without reading them (a scan reads a column's values for every 2,048 rows in which one row passes)",
 			Backfill: "request_object IS NOT NULL OR response_object IS NOT NULL"},
-		{Name: "lock_fields", Type: "VARCHAR[]", Doc: "what the leader-election rules read of a write's body, taken once at ingest so that they need not parse the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (no subresource; not a node heartbeat in kube-node-lease) on its ResponseComplete stage, the responseObject's (else the requestObject's) [metadata.name, control-plane.alpha.kubernetes.io/leader annotation, metadata.uid, spec.holderIdentity, spec.leaseTransitions, apiserver.kubernetes.io/identity label] as json_extract_string reads them (NULL where absent); NULL for every other event and for a write without a body",
-			Backfill: LockFields("resource", "subresource", "namespace", "verb", "stage", "coalesce(response_object, request_object)")},
+		{Name: "body_fields", Type: "VARCHAR[]", Doc: "what the rules read of a write's body, taken once at ingest so that they need not read the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (not a node heartbeat in kube-node-lease) and a create or delete of an Endpoints or EndpointSlice, without subresource, on its ResponseComplete stage, 13 values as json_extract_string reads them (NULL where absent): of the responseObject, else the requestObject, [1] metadata.name, [2] the control-plane.alpha.kubernetes.io/leader annotation, [3] metadata.uid, [4] spec.holderIdentity, [5] spec.leaseTransitions, [6] the apiserver.kubernetes.io/identity label, [7] endpoints (JSON); of the responseObject [8] metadata.name, [9] details.name, [10] metadata.uid, [11] details.uid, [12] the kubernetes.io/service-name label; of the requestObject [13] that label. NULL for every other event and for a write without a body",
+			Backfill: BodyFields("resource", "subresource", "namespace", "verb", "stage", "response_object", "request_object")},
 		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
 		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
 		{Name: "cluster", Type: "VARCHAR", Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
@@ -90,7 +90,7 @@ const latencyMS = `CASE WHEN abs(epoch_us(received_at)) < 4611686018427387904 AN
 
 // watchRV is watch_rv: resource_version when it is a base-10 integer (an optional sign and digits,
 // as Go's strconv.ParseInt reads it), not whatever DuckDB's cast makes a number of (" 5", "5.0",
-// "1e3", "0x10"). Computed when read, so that audit_events stores lock_fields without a 51st
+// "1e3", "0x10"). Computed when read, so that audit_events stores body_fields without a 51st
 // column (docs/development.md).
 const watchRV = `CASE WHEN regexp_full_match(resource_version, '[+-]?[0-9]+') THEN TRY_CAST(resource_version AS BIGINT) END`
 
@@ -105,18 +105,24 @@ func ResponseRV(verb, body string) string {
         THEN TRY_CAST(json_extract_string(%[2]s, ['$.kind', '$.metadata.resourceVersion'])[2] AS BIGINT) END`, verb, body)
 }
 
-// LockFields is the SQL of lock_fields for an event whose objectRef resource, subresource and
-// namespace, verb, stage and body (JSON text: the responseObject, else the requestObject) are the
-// given expressions: a load computes it in load.sql, an older database's rows and a dataset's
-// older files from their columns. The stage of election-lock-churn that reads every lock-capable
-// write took a third of the rule's time parsing these writes' bodies (982 MB of them in 10M events
-// of the real recordings); this list is what it read of them.
-func LockFields(resource, subresource, namespace, verb, stage, body string) string {
-	return fmt.Sprintf(`CASE WHEN list_contains(['endpoints', 'configmaps', 'leases'], %[1]s) AND coalesce(%[2]s, '') = ''
-            AND list_contains(['create', 'update', 'patch'], %[4]s) AND %[5]s = 'ResponseComplete'
-            AND NOT (%[1]s = 'leases' AND coalesce(%[3]s, '') = 'kube-node-lease') AND %[6]s IS NOT NULL
-        THEN json_extract_string(%[6]s, ['$.metadata.name', '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"',
-                                        '$.metadata.uid', '$.spec.holderIdentity', '$.spec.leaseTransitions',
-                                        '$.metadata.labels."apiserver.kubernetes.io/identity"']) END`,
-		resource, subresource, namespace, verb, stage, body)
+// BodyFields is the SQL of body_fields for an event whose objectRef resource, subresource and
+// namespace, verb, stage, responseObject and requestObject (JSON) are the given expressions: a
+// load computes it in load.sql, an older database's rows and a dataset's older files from their
+// columns. election-lock-churn's stage of every lock-capable write and endpoints-phantom-recreate's
+// scan of Endpoints deletes and creates read the bodies of nearly every vector of the table for
+// the writes among them (982 MB of lock bodies in 10M events of the real recordings); these values
+// are all they took of them.
+func BodyFields(resource, subresource, namespace, verb, stage, response, request string) string {
+	return fmt.Sprintf(`CASE WHEN coalesce(%[2]s, '') = '' AND %[5]s = 'ResponseComplete' AND coalesce(%[6]s, %[7]s) IS NOT NULL
+            AND ((list_contains(['endpoints', 'configmaps', 'leases'], %[1]s) AND list_contains(['create', 'update', 'patch'], %[4]s)
+                  AND NOT (%[1]s = 'leases' AND coalesce(%[3]s, '') = 'kube-node-lease'))
+              OR (list_contains(['endpoints', 'endpointslices'], %[1]s) AND list_contains(['create', 'delete'], %[4]s)))
+        THEN list_concat(
+            json_extract_string(coalesce(%[6]s, %[7]s), ['$.metadata.name', '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"',
+                '$.metadata.uid', '$.spec.holderIdentity', '$.spec.leaseTransitions', '$.metadata.labels."apiserver.kubernetes.io/identity"']),
+            [CAST(json_extract(coalesce(%[6]s, %[7]s), '$.endpoints') AS VARCHAR)],
+            coalesce(json_extract_string(%[6]s, ['$.metadata.name', '$.details.name', '$.metadata.uid', '$.details.uid',
+                '$.metadata.labels."kubernetes.io/service-name"']), [NULL, NULL, NULL, NULL, NULL]::VARCHAR[]),
+            [json_extract_string(%[7]s, '$.metadata.labels."kubernetes.io/service-name"')]) END`,
+		resource, subresource, namespace, verb, stage, response, request)
 }

@@ -4,7 +4,7 @@
 -- last write before the window is older than the lookback starts with an acquisition), with what their body says: the
 -- bodies themselves are not kept (the rule's window functions would hold every body in memory at once), and the name
 -- of a create without one in its objectRef is in its body. What the rule reads of a body was taken from it at ingest
--- (audit_events.lock_fields), so that no body is read here; stage_lock_candidates
+-- (audit_events.body_fields), so that no body is read here; stage_lock_candidates
 -- decides from these rows which objects the rule can report, stage_lock_writes keeps theirs for the pieces, and this
 -- table is dropped before the pieces run.
 SELECT b.* EXCLUDE (has_body, ref_name, v),
@@ -23,7 +23,7 @@ FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS ns
              a.has_body,
              -- the body's [metadata.name, leader annotation, metadata.uid, spec.holderIdentity, spec.leaseTransitions,
              -- apiserver identity label]
-             a.lock_fields AS v,
+             a.body_fields AS v,
              (a.stage_at >= ks_window_start($since)) AS in_win
       FROM audit_events a
       WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)

@@ -12,11 +12,11 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
-// TestLockFieldsAtIngestUpgradeAndDataset: lock_fields is what the leader-election rules read of a
-// lock-capable write's body, taken at ingest; a database an older kubesift wrote gets it from the
-// bodies when it is opened, and a dataset's files that predate it in the dataset's view: the three
-// agree, and only the writes the rules read get it.
-func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
+// TestBodyFieldsAtIngestUpgradeAndDataset: body_fields is what the rules read of a lock-capable
+// write's or an Endpoints delete's or create's body, taken at ingest; a database an older kubesift
+// wrote gets it from the bodies when it is opened, and a dataset's files that predate it in the
+// dataset's view: the three agree, and only the writes the rules read get it.
+func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 	ctx := context.Background()
 	const leader = `"control-plane.alpha.kubernetes.io/leader":"{\"holderIdentity\":\"a\",\"leaderTransitions\":2}"`
 	event := func(id, day, stage, verb, resource, namespace, subresource, bodies string) string {
@@ -47,27 +47,46 @@ func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 			`,"responseObject":{"kind":"Lease","metad\u0061ta":{"name":"kc\u006d"},"spec":{"holderIdentity":"\u0062","leaseTransitions":"8"}}`),
 		event("l-not-an-object", "22", "ResponseComplete", "update", "endpoints", "lab", "", `,"responseObject":"text"`),
 		event("m-pods", "22", "ResponseComplete", "update", "pods", "lab", "", `,"responseObject":{"kind":"Pod","metadata":{"name":"p"}}`),
+		event("n-slice-create", "22", "ResponseComplete", "create", "endpointslices", "lab", "",
+			`,"requestObject":{"metadata":{"generateName":"web-","labels":{"kubernetes.io/service-name":"web-req"}}},"responseObject":{"kind":"EndpointSlice","metadata":{"name":"web-x1","uid":"s1","labels":{"kubernetes.io/service-name":"web"}},"endpoints":[{"addresses":["10.1.0.1"]},{"addresses":["10.1.0.2","10.1.0.3"]}]}`),
+		event("o-slice-delete", "22", "ResponseComplete", "delete", "endpointslices", "lab", "",
+			`,"responseObject":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"web-x1","kind":"endpointslices","uid":"s1"}}`),
+		event("p-slice-request-label", "22", "ResponseComplete", "create", "endpointslices", "lab", "",
+			`,"requestObject":{"metadata":{"name":"web-x2","labels":{"kubernetes.io/service-name":"web"}},"endpoints":[{"addresses":["10.1.0.4"]}]}`),
+		event("q-slice-update", "22", "ResponseComplete", "update", "endpointslices", "lab", "",
+			`,"responseObject":{"kind":"EndpointSlice","metadata":{"name":"web-x1"}}`),
+		event("r-lease-delete", "22", "ResponseComplete", "delete", "leases", "kube-system", "",
+			`,"responseObject":{"kind":"Status","details":{"name":"kcm"}}`),
+		event("s-endpoints-delete", "22", "ResponseComplete", "delete", "endpoints", "lab", "",
+			`,"responseObject":{"kind":"Endpoints","metadata":{"name":"web","uid":"e1"},"subsets":[{"addresses":[{"ip":"10.1.0.1"}]}]}`),
 	}
 	log := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const leaderRecord = `'{"holderIdentity":"a","leaderTransitions":2}'`
 	want := []string{
-		`a-endpoints=[kcm, '{"holderIdentity":"a","leaderTransitions":2}', u1, NULL, NULL, NULL]`,
-		`b-lease=[kcm, NULL, u2, b, 7, NULL]`,
+		`a-endpoints=[kcm, ` + leaderRecord + `, u1, NULL, NULL, NULL, NULL, kcm, NULL, u1, NULL, NULL, NULL]`,
+		`b-lease=[kcm, NULL, u2, b, 7, NULL, NULL, kcm, NULL, u2, NULL, NULL, NULL]`,
 		`c-get=NULL`,
-		`d-request-only=[lock, '{"holderIdentity":"a","leaderTransitions":2}', NULL, NULL, NULL, NULL]`,
-		`e-response-first=[lock, NULL, u3, NULL, NULL, NULL]`,
+		`d-request-only=[lock, ` + leaderRecord + `, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL]`,
+		`e-response-first=[lock, NULL, u3, NULL, NULL, NULL, NULL, lock, NULL, u3, NULL, NULL, NULL]`,
 		`f-no-body=NULL`,
 		`g-node-heartbeat=NULL`,
 		`h-status=NULL`,
 		`i-received=NULL`,
-		`j-identity=[apiserver-x, NULL, NULL, apiserver-x_1, NULL, kube-apiserver]`,
-		`k-escaped=[kcm, NULL, NULL, b, 8, NULL]`,
-		`l-not-an-object=[NULL, NULL, NULL, NULL, NULL, NULL]`,
+		`j-identity=[apiserver-x, NULL, NULL, apiserver-x_1, NULL, kube-apiserver, NULL, apiserver-x, NULL, NULL, NULL, NULL, NULL]`,
+		`k-escaped=[kcm, NULL, NULL, b, 8, NULL, NULL, kcm, NULL, NULL, NULL, NULL, NULL]`,
+		`l-not-an-object=[NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL]`,
 		`m-pods=NULL`,
+		`n-slice-create=[web-x1, NULL, s1, NULL, NULL, NULL, '[{"addresses":["10.1.0.1"]},{"addresses":["10.1.0.2","10.1.0.3"]}]', web-x1, NULL, s1, NULL, web, web-req]`,
+		`o-slice-delete=[NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, web-x1, NULL, s1, NULL, NULL]`,
+		`p-slice-request-label=[web-x2, NULL, NULL, NULL, NULL, NULL, '[{"addresses":["10.1.0.4"]}]', NULL, NULL, NULL, NULL, NULL, web]`,
+		`q-slice-update=NULL`,
+		`r-lease-delete=NULL`,
+		`s-endpoints-delete=[web, NULL, e1, NULL, NULL, NULL, NULL, web, NULL, e1, NULL, NULL, NULL]`,
 	}
-	const fields = "SELECT audit_id || '=' || coalesce(CAST(lock_fields AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id"
+	const fields = "SELECT audit_id || '=' || coalesce(CAST(body_fields AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id"
 
 	db := openTestDB(t)
 	ingestFiles(t, db, Options{}, log)
@@ -76,7 +95,7 @@ func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 	}
 
 	// an older kubesift's database: the column is added on open and filled from the bodies
-	if _, err := db.ExecContext(ctx, "ALTER TABLE audit_events DROP COLUMN lock_fields"); err != nil {
+	if _, err := db.ExecContext(ctx, "ALTER TABLE audit_events DROP COLUMN body_fields"); err != nil {
 		t.Fatal(err)
 	}
 	path := db.Path
@@ -86,7 +105,7 @@ func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if !slices.Equal(db.Upgraded, []string{"audit_events.lock_fields"}) {
+	if !slices.Equal(db.Upgraded, []string{"audit_events.body_fields"}) {
 		t.Errorf("upgraded %v", db.Upgraded)
 	}
 	if got := queryStrings(t, db, fields); !slices.Equal(got, want) {
@@ -104,7 +123,7 @@ func TestLockFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 		t.Fatalf("the first day's files: %v, %v", old, err)
 	}
 	rewritten := old[0] + ".old"
-	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * EXCLUDE (lock_fields) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)", old[0], rewritten)); err != nil {
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * EXCLUDE (body_fields) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)", old[0], rewritten)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(rewritten, old[0]); err != nil {
