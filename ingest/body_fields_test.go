@@ -13,7 +13,7 @@ import (
 )
 
 // TestBodyFieldsAtIngestUpgradeAndDataset: body_fields is what the rules read of a lock-capable
-// write's or an Endpoints delete's or create's body, taken at ingest; a database an older kubesift
+// write's, an Endpoints delete's or create's or a Service request's body, taken at ingest; a database an older kubesift
 // wrote gets it from the bodies when it is opened, and a dataset's files that predate it in the
 // dataset's view: the three agree, and only the writes the rules read get it.
 func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
@@ -57,6 +57,14 @@ func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 			`,"responseObject":{"kind":"EndpointSlice","metadata":{"name":"web-x1"}}`),
 		event("r-lease-delete", "22", "ResponseComplete", "delete", "leases", "kube-system", "",
 			`,"responseObject":{"kind":"Status","details":{"name":"kcm"}}`),
+		event("t-service-get", "22", "ResponseComplete", "get", "services", "lab", "",
+			`,"responseObject":{"kind":"Service","metadata":{"name":"web","uid":"v1"}}`),
+		event("u-service-status", "22", "ResponseComplete", "patch", "services", "lab", "status",
+			`,"requestObject":{"status":{}},"responseObject":{"kind":"Service","metadata":{"name":"web","uid":"v1"}}`),
+		event("v-service-delete", "22", "ResponseComplete", "delete", "services", "lab", "",
+			`,"responseObject":{"kind":"Status","details":{"name":"web","kind":"services","uid":"v1"}}`),
+		event("w-service-list", "22", "ResponseComplete", "list", "services", "lab", "",
+			`,"responseObject":{"kind":"ServiceList","metadata":{}}`),
 		event("s-endpoints-delete", "22", "ResponseComplete", "delete", "endpoints", "lab", "",
 			`,"responseObject":{"kind":"Endpoints","metadata":{"name":"web","uid":"e1"},"subsets":[{"addresses":[{"ip":"10.1.0.1"}]}]}`),
 	}
@@ -85,6 +93,10 @@ func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 		`q-slice-update=NULL`,
 		`r-lease-delete=NULL`,
 		`s-endpoints-delete=[web, NULL, e1, NULL, NULL, NULL, NULL, web, NULL, e1, NULL, NULL, NULL]`,
+		`t-service-get=[web, NULL, v1, NULL, NULL, NULL, NULL, web, NULL, v1, NULL, NULL, NULL]`,
+		`u-service-status=[web, NULL, v1, NULL, NULL, NULL, NULL, web, NULL, v1, NULL, NULL, NULL]`,
+		`v-service-delete=[NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, web, NULL, v1, NULL, NULL]`,
+		`w-service-list=NULL`,
 	}
 	const fields = "SELECT audit_id || '=' || coalesce(CAST(body_fields AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id"
 

@@ -137,7 +137,7 @@ svc_events AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.namespace, a.name,
            CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
            CASE a.verb WHEN 'delete' THEN 'delete' WHEN 'create' THEN 'create' ELSE 'seen' END AS what,
-           coalesce(a.response_object->'metadata'->>'uid', a.response_object->'details'->>'uid') AS uid,
+           coalesce(a.body_fields[10], a.body_fields[11]) AS uid, -- the response's metadata.uid, else details.uid
            'audit ' || a.verb || ' ' || a.audit_id AS source
     FROM audit_events a
     SEMI JOIN svc_needed n ON n.cluster = coalesce(a.cluster, '') AND n.namespace = a.namespace AND n.name = a.name

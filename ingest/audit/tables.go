@@ -62,7 +62,7 @@ var auditEventsTable = store.Table{
 			Backfill: ResponseRV("verb", "response_object")},
 		{Name: "has_body", Type: "BOOLEAN", Doc: "true when request_object or response_object is set: what a filter on the body columns would say, without reading them (a scan reads a column's values for every 2,048 rows in which one row passes)",
 			Backfill: "request_object IS NOT NULL OR response_object IS NOT NULL"},
-		{Name: "body_fields", Type: "VARCHAR[]", Doc: "what the rules read of a write's body, taken once at ingest so that they need not read the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (not a node heartbeat in kube-node-lease) and a create or delete of an Endpoints or EndpointSlice, without subresource, on its ResponseComplete stage, 13 values as json_extract_string reads them (NULL where absent): of the responseObject, else the requestObject, [1] metadata.name, [2] the control-plane.alpha.kubernetes.io/leader annotation, [3] metadata.uid, [4] spec.holderIdentity, [5] spec.leaseTransitions, [6] the apiserver.kubernetes.io/identity label, [7] endpoints (JSON); of the responseObject [8] metadata.name, [9] details.name, [10] metadata.uid, [11] details.uid, [12] the kubernetes.io/service-name label; of the requestObject [13] that label. NULL for every other event and for a write without a body",
+		{Name: "body_fields", Type: "VARCHAR[]", Doc: "what the rules read of a write's body, taken once at ingest so that they need not read the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (not a node heartbeat in kube-node-lease) and a create or delete of an Endpoints or EndpointSlice, without subresource, and a create, delete, get, update or patch of a Service or its status, on its ResponseComplete stage, 13 values as json_extract_string reads them (NULL where absent): of the responseObject, else the requestObject, [1] metadata.name, [2] the control-plane.alpha.kubernetes.io/leader annotation, [3] metadata.uid, [4] spec.holderIdentity, [5] spec.leaseTransitions, [6] the apiserver.kubernetes.io/identity label, [7] endpoints (JSON); of the responseObject [8] metadata.name, [9] details.name, [10] metadata.uid, [11] details.uid, [12] the kubernetes.io/service-name label; of the requestObject [13] that label. NULL for every other event and for a write without a body",
 			Backfill: BodyFields("resource", "subresource", "namespace", "verb", "stage", "response_object", "request_object")},
 		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
 		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
@@ -109,14 +109,17 @@ func ResponseRV(verb, body string) string {
 // namespace, verb, stage, responseObject and requestObject (JSON) are the given expressions: a
 // load computes it in load.sql, an older database's rows and a dataset's older files from their
 // columns. election-lock-churn's stage of every lock-capable write and endpoints-phantom-recreate's
-// scan of Endpoints deletes and creates read the bodies of nearly every vector of the table for
-// the writes among them (982 MB of lock bodies in 10M events of the real recordings); these values
-// are all they took of them.
+// scans of Endpoints deletes and creates and of Service requests read the bodies of nearly every
+// vector of the table for the events among them (982 MB of lock bodies in 10M events of the real
+// recordings); these values are all they took of them.
 func BodyFields(resource, subresource, namespace, verb, stage, response, request string) string {
-	return fmt.Sprintf(`CASE WHEN coalesce(%[2]s, '') = '' AND %[5]s = 'ResponseComplete' AND coalesce(%[6]s, %[7]s) IS NOT NULL
-            AND ((list_contains(['endpoints', 'configmaps', 'leases'], %[1]s) AND list_contains(['create', 'update', 'patch'], %[4]s)
-                  AND NOT (%[1]s = 'leases' AND coalesce(%[3]s, '') = 'kube-node-lease'))
-              OR (list_contains(['endpoints', 'endpointslices'], %[1]s) AND list_contains(['create', 'delete'], %[4]s)))
+	return fmt.Sprintf(`CASE WHEN %[5]s = 'ResponseComplete' AND coalesce(%[6]s, %[7]s) IS NOT NULL
+            AND ((coalesce(%[2]s, '') = ''
+                  AND ((list_contains(['endpoints', 'configmaps', 'leases'], %[1]s) AND list_contains(['create', 'update', 'patch'], %[4]s)
+                        AND NOT (%[1]s = 'leases' AND coalesce(%[3]s, '') = 'kube-node-lease'))
+                    OR (list_contains(['endpoints', 'endpointslices'], %[1]s) AND list_contains(['create', 'delete'], %[4]s))))
+              OR (%[1]s = 'services' AND list_contains(['', 'status'], coalesce(%[2]s, ''))
+                  AND list_contains(['create', 'delete', 'get', 'update', 'patch'], %[4]s)))
         THEN list_concat(
             json_extract_string(coalesce(%[6]s, %[7]s), ['$.metadata.name', '$.metadata.annotations."control-plane.alpha.kubernetes.io/leader"',
                 '$.metadata.uid', '$.spec.holderIdentity', '$.spec.leaseTransitions', '$.metadata.labels."apiserver.kubernetes.io/identity"']),
