@@ -126,21 +126,7 @@ func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 
 	// a dataset whose first day's file an older kubesift wrote (without the column), and whose
 	// second day's has it
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	old, err := filepath.Glob(filepath.Join(dir, "audit_events", "cluster=*", "date=2026-11-21", "*.parquet"))
-	if err != nil || len(old) != 1 {
-		t.Fatalf("the first day's files: %v, %v", old, err)
-	}
-	rewritten := old[0] + ".old"
-	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * EXCLUDE (body_fields) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)", old[0], rewritten)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(rewritten, old[0]); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := exportWithAnOlderDay(t, db, "body_fields", "2026-11-21")
 	ds, err := store.OpenDataset(ctx, dir, Schema(), "", nil, nil, store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,4 +161,27 @@ func TestWatchRVIsTheParameterAsGoReadsIt(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
+}
+
+// exportWithAnOlderDay exports db as a dataset and rewrites audit_events' file of day as an older
+// kubesift wrote it, without column. It returns the dataset's directory and that file.
+func exportWithAnOlderDay(t *testing.T, db *store.DB, column, day string) (dir, file string) {
+	t.Helper()
+	ctx := context.Background()
+	dir = t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "audit_events", "cluster=*", "date="+day, "*.parquet"))
+	if err != nil || len(old) != 1 {
+		t.Fatalf("the files of %s: %v, %v", day, old, err)
+	}
+	rewritten := old[0] + ".old"
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * EXCLUDE ("%s") FROM read_parquet('%s')) TO '%s' (FORMAT parquet)`, column, old[0], rewritten)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(rewritten, old[0]); err != nil {
+		t.Fatal(err)
+	}
+	return dir, old[0]
 }

@@ -75,24 +75,10 @@ func TestResponseRVAtIngestUpgradeAndDataset(t *testing.T) {
 
 	// a dataset whose first day's file an older kubesift wrote (without the column), and whose
 	// second day's has it
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	old, err := filepath.Glob(filepath.Join(dir, "audit_events", "cluster=*", "date=2026-11-21", "*.parquet"))
-	if err != nil || len(old) != 1 {
-		t.Fatalf("the first day's files: %v, %v", old, err)
-	}
-	rewritten := old[0] + ".old"
-	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * EXCLUDE (response_rv) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)", old[0], rewritten)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(rewritten, old[0]); err != nil {
-		t.Fatal(err)
-	}
+	dir, old := exportWithAnOlderDay(t, db, "response_rv", "2026-11-21")
 	for _, files := range []string{"both days", "the older day only"} {
 		if files == "the older day only" {
-			if err := os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(old[0])), "date=2026-11-22")); err != nil {
+			if err := os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(old)), "date=2026-11-22")); err != nil {
 				t.Fatal(err)
 			}
 			want = want[:3]
