@@ -135,6 +135,36 @@ func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 	if got := queryStrings(t, ds, fields); !slices.Equal(got, want) {
 		t.Errorf("dataset:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	if view := datasetViewSQL(t, ds); !strings.Contains(view, `coalesce(body_fields`) {
+		t.Errorf("the view of a dataset with an older file does not fill body_fields from the bodies")
+	}
+
+	// a dataset whose every file has the column: the view reads it as stored, not the bodies
+	newer := t.TempDir()
+	if _, err := db.ExportDataset(ctx, newer, Schema().DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	current, err := store.OpenDataset(ctx, newer, Schema(), "", nil, nil, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer current.Close()
+	if got := queryStrings(t, current, fields); !slices.Equal(got, want) {
+		t.Errorf("dataset of current files:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if view := datasetViewSQL(t, current); strings.Contains(view, `coalesce(body_fields`) || strings.Contains(view, `coalesce(response_rv`) {
+		t.Errorf("the view of a dataset whose every file stores body_fields and response_rv computes them again:\n%s", view)
+	}
+}
+
+// datasetViewSQL is the definition of a dataset's audit_events view, in lower case.
+func datasetViewSQL(t *testing.T, ds *store.DB) string {
+	t.Helper()
+	var view string
+	if err := ds.QueryRowContext(context.Background(), "SELECT sql FROM duckdb_views() WHERE view_name = 'audit_events'").Scan(&view); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ToLower(view)
 }
 
 // TestWatchRVIsTheParameterAsGoReadsIt: watch_rv, computed from resource_version when read, is a

@@ -274,6 +274,38 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	return db, nil
 }
 
+// columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of glob
+// stores: the view reads those as they are, where a coalesce with the Backfill would read the
+// columns it is computed from (the bodies, for body_fields and response_rv) in every scan. The
+// names are those of parquet_schema, where a nested field of the same name as such a column would
+// count too; t's columns have none.
+func (db *DB) columnsInEveryFile(ctx context.Context, glob string, n int, t Table) (map[string]bool, error) {
+	var backfilled []string
+	for _, c := range t.Columns {
+		if c.Backfill != "" {
+			backfilled = append(backfilled, quote(c.Name))
+		}
+	}
+	in := map[string]bool{}
+	if len(backfilled) == 0 {
+		return in, nil
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM parquet_schema(%s) WHERE name IN (%s)
+		GROUP BY name HAVING count(DISTINCT file_name) = %d`, quote(glob), strings.Join(backfilled, ", "), n))
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		in[name] = true
+	}
+	return in, errors.Join(rows.Err(), rows.Close())
+}
+
 // datasetView returns the CREATE VIEW statement of t over the dataset's files in dir.
 func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (string, error) {
 	glob := filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet")
@@ -281,7 +313,7 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	if err != nil {
 		return "", err
 	}
-	present := map[string]bool{}
+	present, inEveryFile := map[string]bool{}, map[string]bool{}
 	source := "(SELECT 1) WHERE false"
 	if t.Evidence != "" && len(files) > 0 {
 		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", quote(glob))
@@ -300,6 +332,9 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return "", err
 		}
+		if inEveryFile, err = db.columnsInEveryFile(ctx, glob, len(files), t); err != nil {
+			return "", err
+		}
 		conds := []string{"cluster = " + quote(cluster)}
 		if from != nil {
 			conds = append(conds, "date >= "+quote(from.UTC().Format(time.DateOnly))+"::DATE")
@@ -313,7 +348,7 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	for i, c := range t.Columns {
 		value := "NULL" // a column the files predate, or no files
 		switch {
-		case present[c.Name] && c.Backfill != "":
+		case present[c.Name] && c.Backfill != "" && !inEveryFile[c.Name]:
 			// union_by_name reads it as NULL from the files that predate it
 			value = fmt.Sprintf(`coalesce("%s", %s)`, c.Name, c.Backfill)
 		case present[c.Name]:
