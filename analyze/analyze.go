@@ -455,26 +455,44 @@ func settleStages(ctx context.Context, conn *store.Sandbox, r rules.Rule, pieces
 }
 
 // pieceCount returns how many pieces r runs in: one per r.Pieces.Rows rows of its table (scaled
-// by the memory limit) in its window; a stage table (already cut to the window) counts whole.
+// by the memory limit) in its window, or more when r.Pieces.Also asks for more; a stage table
+// (already cut to the window) counts whole.
 func pieceCount(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options) (int64, error) {
-	if slices.Contains(r.StageTables(), r.Pieces.Table) {
-		var rows int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+r.Pieces.Table).Scan(&rows); err != nil {
-			return 0, fmt.Errorf("splitting the query into pieces: counting %s: %w", r.Pieces.Table, err)
-		}
-		return r.Pieces.Count(rows, opt.memoryShare), nil
+	rows, err := pieceRows(ctx, schema, conn, r, r.Pieces.Table, opt)
+	if err != nil {
+		return 0, err
 	}
-	// the pieces follow the rows the rule reads: those of its window, from the start of its lookback
+	pieces := r.Pieces.Count(rows, opt.memoryShare)
+	if b := r.Pieces.Also; b != nil {
+		rows, err := pieceRows(ctx, schema, conn, r, b.Table, opt)
+		if err != nil {
+			return 0, err
+		}
+		pieces = max(pieces, b.Count(rows, opt.memoryShare))
+	}
+	return pieces, nil
+}
+
+// pieceRows counts the rows of table that r's pieces follow: a stage's whole, an input's in r's
+// window from the start of its lookback.
+func pieceRows(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, table string, opt Options) (int64, error) {
+	if slices.Contains(r.StageTables(), table) {
+		var rows int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
+			return 0, fmt.Errorf("splitting the query into pieces: counting %s: %w", table, err)
+		}
+		return rows, nil
+	}
 	from := opt.Since
 	if from != nil && r.Lookback != "" {
 		start := from.Add(-r.LookbackDuration())
 		from = &start
 	}
-	rows, err := schema.RowCountIn(ctx, conn, r.Pieces.Table, from, opt.Until)
+	rows, err := schema.RowCountIn(ctx, conn, table, from, opt.Until)
 	if err != nil {
 		return 0, fmt.Errorf("splitting the query into pieces: %w", err)
 	}
-	return r.Pieces.Count(rows, opt.memoryShare), nil
+	return rows, nil
 }
 
 // pieceArgs adds to args the parameters that select piece (from 0) of pieces, for a rule that

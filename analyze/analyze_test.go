@@ -366,6 +366,32 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 	if windowed, _ := db.Schema.RowCountIn(ctx, db, "audit_events", ptr(mid.Add(-time.Hour)), &until); rs[0].Pieces.Count(windowed, 1) >= rs[0].Pieces.Count(all, 1) {
 		t.Errorf("the window (%d rows) does not make fewer pieces than the whole table (%d rows)", windowed, all)
 	}
+	// pieces.also, here a transient stage (counted before the transient stages are dropped), makes
+	// more pieces when its rows ask for more, and never fewer
+	var creates int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM audit_events WHERE verb = 'create'").Scan(&creates); err != nil || creates == 0 {
+		t.Fatalf("%d creates in the samples: %v", creates, err)
+	}
+	byRows := rs[0].Pieces.Count(all, 1)
+	for _, per := range []int64{max(creates/(2*byRows), 1), creates} {
+		r := rs[0]
+		pieces := *r.Pieces
+		pieces.Also = &rules.PieceBound{Table: "stage_creates", Rows: per}
+		r.Pieces = &pieces
+		r.Stages = []rules.Stage{{Table: "stage_creates", Query: "creates", SQL: "SELECT * FROM audit_events WHERE verb = 'create'", Transient: true}}
+		want := max(byRows, (creates+per-1)/per)
+		rep, err := Run(ctx, db, []rules.Rule{r}, Options{})
+		if err != nil || rep.Outcomes[0].Err != nil {
+			t.Fatalf("pieces.also of %d rows: %v %v", per, err, rep.Outcomes[0].Err)
+		}
+		if int64(len(rep.Findings)) != want || !strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+			t.Errorf("pieces.also of %d rows of %d: %d findings (%s), want %d pieces (%d by the audit events)",
+				per, creates, len(rep.Findings), rep.Findings[0].Subject, want, byRows)
+		}
+	}
+	if per := max(creates/(2*byRows), 1); (creates+per-1)/per <= byRows {
+		t.Errorf("the samples' %d creates in pieces of %d make no more pieces than their %d audit events (%d)", creates, per, all, byRows)
+	}
 	// under half the default memory limit, pieces of half the rows: twice as many
 	half := reopen(t, db, "425MB")
 	rep, err := Run(ctx, half, rs, Options{})

@@ -83,6 +83,17 @@ const (
 type Pieces struct {
 	Table string `yaml:"table"`
 	Rows  int64  `yaml:"rows"`
+	// Also, when set, bounds the pieces by a second table as well: the rule runs in the more
+	// pieces of the two counts (a query whose memory grows with the objects it may report as
+	// well as with its rows), each piece still taking its share of Table's rows.
+	Also *PieceBound `yaml:"also"`
+}
+
+// PieceBound is a second table of Pieces: at least one piece per Rows rows of Table under the
+// default memory limit. Table may be a transient stage: it is counted before those are dropped.
+type PieceBound struct {
+	Table string `yaml:"table"`
+	Rows  int64  `yaml:"rows"`
 }
 
 // Count returns how many pieces a table of rows rows makes (at least 1) under a memory limit of
@@ -91,7 +102,16 @@ func (p *Pieces) Count(rows int64, memoryShare float64) int64 {
 	if p == nil {
 		return 1
 	}
-	per := max(int64(float64(p.Rows)*memoryShare), 1)
+	return piecesOf(rows, p.Rows, memoryShare)
+}
+
+// Count returns how many pieces b's table of rows rows asks for, as Pieces.Count does.
+func (b PieceBound) Count(rows int64, memoryShare float64) int64 {
+	return piecesOf(rows, b.Rows, memoryShare)
+}
+
+func piecesOf(rows, perPiece int64, memoryShare float64) int64 {
+	per := max(int64(float64(perPiece)*memoryShare), 1)
 	if rows <= per {
 		return 1
 	}
@@ -330,6 +350,18 @@ func Parse(name string, data []byte) (Rule, []error) {
 		if r.Pieces.Rows <= 0 {
 			at(field("pieces"), "pieces: rows %d: want a positive number of rows per piece", r.Pieces.Rows)
 		}
+		if b := r.Pieces.Also; b != nil {
+			also := field("pieces")
+			if v := valueOf(also, "also"); v != nil {
+				also = v
+			}
+			if !slices.Contains(r.Inputs, b.Table) && !slices.Contains(r.StageTables(), b.Table) {
+				at(also, "pieces.also: table %q is not one of the rule's inputs %v or stages", b.Table, r.Inputs)
+			}
+			if b.Rows <= 0 {
+				at(also, "pieces.also: rows %d: want a positive number of rows per piece", b.Rows)
+			}
+		}
 	}
 	if len(r.References) == 0 {
 		at(field("references"), "missing references (upstream issues, PRs or docs)")
@@ -420,6 +452,9 @@ func unknownFields(m *yaml.Node, t reflect.Type, at func(*yaml.Node, string, ...
 		if !ok {
 			at(k, "unknown field %q (known: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 			continue
+		}
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
 		}
 		if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
 			unknownFields(v, ft, at)

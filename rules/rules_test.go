@@ -175,6 +175,26 @@ func TestPieces(t *testing.T) {
 			t.Errorf("bad pieces: %v, want %q", err, want)
 		}
 	}
+	// a second table bounds the count too: the rule runs in the more pieces of the two
+	write("pieces: {table: audit_events, rows: 1000, also: {table: audit_events, rows: 10}}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	if rs, err = LoadDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if b := rs[0].Pieces.Also; b == nil || b.Table != "audit_events" || b.Count(101, 1) != 11 || b.Count(101, 0.5) != 21 || b.Count(10, 1) != 1 {
+		t.Errorf("pieces.also: %+v", b)
+	}
+	write("pieces: {table: audit_events, rows: 1000, also: {table: conntrack_entries, rows: -1}}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	_, err = LoadDir(dir)
+	for _, want := range []string{`mine.yaml:13:49: pieces.also: table "conntrack_entries" is not one of the rule's inputs`, "pieces.also: rows -1: want a positive number"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad pieces.also: %v, want %q", err, want)
+		}
+	}
+	// the fields of pieces are checked as strictly as the rule's own
+	write("pieces: {table: audit_events, rows: 1000, rowz: 5}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `unknown field "rowz" (known: also, rows, table)`) {
+		t.Errorf("pieces with a misspelt field: %v", err)
+	}
 	write("", "SELECT $window_minutes, $since, $until, $piece, $pieces")
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "$piece is not a declared param") {
 		t.Errorf("$piece without pieces: %v", err)
