@@ -65,9 +65,10 @@ var lockDown = []string{
 // 22.9-23.9 s without, over 10M of the recordings 43.6-47.0 s against 60.5-64.9 s, over 4M
 // (310 MB) 9.3-10.2 s against 11.1-12.1 s, the peak 55-150 MiB higher (the region's pages count
 // until the process ends or the kernel, short of memory, takes them). A process that loaded files
-// first (run) keeps what the load left beside the pool (run --db over a stream of 30M events
-// peaked at 1,645 MiB with it, 1,544 MiB without), so only a database opened read-only (analyze,
-// query) gets it. And the region's blocks are faulted in whole when first given out, where the
+// first keeps what the load left beside the pool (run --db over a stream of 30M events peaked at
+// 1,645 MiB with it, 1,544 MiB without), so only a database opened read-only gets it (analyze,
+// query, and run --db, which closes the loading instance and opens the file read-only for the
+// rules: 1,347 MiB there). And the region's blocks are faulted in whole when first given out, where the
 // allocator's pages are faulted in as they are written: a small database, whose blocks stay cached
 // once read, lost by it (1M events, 79 MB: 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind
 // 1.50-1.83 against 1.30-1.37 CPU-s), so the pool waits for a database of a quarter of the limit,
