@@ -107,14 +107,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return runErr
 }
 
-// analyzeReadOnly runs the analysis of a database file that *db loaded: the rules read the file from
-// an instance of their own (store.Sandboxed), so the instance that loaded it is closed first and
-// what the load left cached and allocated goes back before the rules run, and the file is opened
-// read-only for them (with DuckDB's block pool, as for analyze --db), and Go's heap of the load is
-// handed back. run --db over a stream of 30M events peaked at 1,347 MiB so, at 1,564 MiB with the
-// loading instance kept open (BENCHMARKS.md). *db is then
-// opened for writing again, to record the run; err is an error of those opens and closes, the
-// analysis's own comes back as analyzeErr.
+// analyzeReadOnly runs the analysis of a database file that *db loaded. The rules read the file
+// from an instance of their own (store.Sandboxed), so the instance that loaded it is closed first,
+// and Go's heap of the load handed back, so that what the load left goes back before the rules run;
+// the file is opened read-only for them (with DuckDB's block pool, as for analyze --db), then for
+// writing again into *db, to record the run. run --db over a stream of 30M events peaked at
+// 1,347 MiB this way, at 1,564 MiB with the loading instance kept open (BENCHMARKS.md). err is an
+// error of those opens and closes; the analysis's own comes back as analyzeErr.
 func analyzeReadOnly(ctx context.Context, e *env, c *commonFlags, db **store.DB, a *analyzeFlags, arrived *window) (rep *analyze.Report, analyzeErr, err error) {
 	path := (*db).Path
 	err = (*db).Close()
