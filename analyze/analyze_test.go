@@ -376,7 +376,7 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 	for _, per := range []int64{max(creates/(2*byRows), 1), creates} {
 		r := rs[0]
 		pieces := *r.Pieces
-		pieces.Also = &rules.PieceBound{Table: "stage_creates", Rows: per}
+		pieces.Also = &rules.Pieces{Table: "stage_creates", Rows: per}
 		r.Pieces = &pieces
 		r.Stages = []rules.Stage{{Table: "stage_creates", Query: "creates", SQL: "SELECT * FROM audit_events WHERE verb = 'create'", Transient: true}}
 		want := max(byRows, (creates+per-1)/per)

@@ -83,17 +83,11 @@ const (
 type Pieces struct {
 	Table string `yaml:"table"`
 	Rows  int64  `yaml:"rows"`
-	// Also, when set, bounds the pieces by a second table as well: the rule runs in the more
-	// pieces of the two counts (a query whose memory grows with the objects it may report as
-	// well as with its rows), each piece still taking its share of Table's rows.
-	Also *PieceBound `yaml:"also"`
-}
-
-// PieceBound is a second table of Pieces: at least one piece per Rows rows of Table under the
-// default memory limit. Table may be a transient stage: it is counted before those are dropped.
-type PieceBound struct {
-	Table string `yaml:"table"`
-	Rows  int64  `yaml:"rows"`
+	// Also, when set, bounds the pieces by a second table as well (its own Table and Rows; no Also):
+	// the rule runs in the more pieces of the two counts (a query whose memory grows with the
+	// objects it may report as well as with its rows), each piece still taking its share of Table's
+	// rows. Its Table may be a transient stage: it is counted before those are dropped.
+	Also *Pieces `yaml:"also"`
 }
 
 // Count returns how many pieces a table of rows rows makes (at least 1) under a memory limit of
@@ -102,16 +96,7 @@ func (p *Pieces) Count(rows int64, memoryShare float64) int64 {
 	if p == nil {
 		return 1
 	}
-	return piecesOf(rows, p.Rows, memoryShare)
-}
-
-// Count returns how many pieces b's table of rows rows asks for, as Pieces.Count does.
-func (b PieceBound) Count(rows int64, memoryShare float64) int64 {
-	return piecesOf(rows, b.Rows, memoryShare)
-}
-
-func piecesOf(rows, perPiece int64, memoryShare float64) int64 {
-	per := max(int64(float64(perPiece)*memoryShare), 1)
+	per := max(int64(float64(p.Rows)*memoryShare), 1)
 	if rows <= per {
 		return 1
 	}
@@ -360,6 +345,9 @@ func Parse(name string, data []byte) (Rule, []error) {
 			}
 			if b.Rows <= 0 {
 				at(also, "pieces.also: rows %d: want a positive number of rows per piece", b.Rows)
+			}
+			if b.Also != nil {
+				at(also, "pieces.also: a second table has no also of its own")
 			}
 		}
 	}

@@ -190,6 +190,10 @@ func TestPieces(t *testing.T) {
 			t.Errorf("bad pieces.also: %v, want %q", err, want)
 		}
 	}
+	write("pieces: {table: audit_events, rows: 1000, also: {table: audit_events, rows: 10, also: {table: audit_events, rows: 1}}}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
+	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "mine.yaml:13:49: pieces.also: a second table has no also of its own") {
+		t.Errorf("pieces.also with an also: %v", err)
+	}
 	// the fields of pieces are checked as strictly as the rule's own
 	write("pieces: {table: audit_events, rows: 1000, rowz: 5}\n", "SELECT $window_minutes, $since, $until, $piece, $pieces")
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), `unknown field "rowz" (known: also, rows, table)`) {
