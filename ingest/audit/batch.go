@@ -13,7 +13,7 @@ import (
 // of a C stream mis-maps columns when a query projects only some of them, so the load query must
 // use every column.
 var streamSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "raw", Type: arrow.BinaryTypes.String},
+	{Name: "raw", Type: arrow.BinaryTypes.StringView},
 	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "byte_offset", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "q_watch", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
@@ -33,7 +33,9 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // batch accumulates rows of one Arrow record batch. raw values live in one byte buffer:
-// for line-per-event input it is the chunk itself, so event bytes are not copied.
+// for line-per-event input it is the chunk itself, so event bytes are not copied. raw is a
+// string view column (Arrow's Utf8View: a 16-byte view of each event into that buffer), so
+// that the coalescer joins batches by their views and buffers, not by copying their events.
 type batch struct {
 	values  []byte
 	offsets []int32
@@ -163,12 +165,20 @@ func (b *batch) eachWrite(f func(w write, line int64, cluster string)) {
 // record builds the Arrow record batch and releases the builders.
 func (b *batch) record() arrow.RecordBatch {
 	n := len(b.offsets) - 1
-	raw := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{
+	views := make([]arrow.ViewHeader, n)
+	for i := range views {
+		start, end := b.offsets[i], b.offsets[i+1]
+		views[i].SetBytes(b.values[start:end])
+		if !arrow.IsViewInline(int(end - start)) {
+			views[i].SetIndexOffset(0, start)
+		}
+	}
+	raw := array.NewData(arrow.BinaryTypes.StringView, n, []*memory.Buffer{
 		nil,
-		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(b.offsets)),
+		memory.NewBufferBytes(arrow.ViewHeaderTraits.CastToBytes(views)),
 		memory.NewBufferBytes(b.values),
 	}, nil, 0, 0)
-	cols := []arrow.Array{array.NewStringData(raw)}
+	cols := []arrow.Array{array.MakeFromData(raw)}
 	raw.Release()
 	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.list, b.cluster, b.server} {
 		cols = append(cols, bl.NewArray())

@@ -14,8 +14,8 @@ import (
 // batchOf builds the record of a batch of events of the given sizes, numbered from line.
 func batchOf(line int64, sizes ...int) arrow.RecordBatch {
 	var values []byte
-	for _, n := range sizes {
-		values = append(values, strings.Repeat("x", n)...)
+	for i, n := range sizes {
+		values = append(values, eventText(line+int64(i), n)...)
 	}
 	b := newBatch(values)
 	start := 0
@@ -25,6 +25,11 @@ func batchOf(line int64, sizes ...int) arrow.RecordBatch {
 		line++
 	}
 	return b.record()
+}
+
+// eventText is the stand-in of the event of a line: a letter of the line, size times.
+func eventText(line int64, size int) string {
+	return strings.Repeat(string(rune('a'+line%26)), size)
 }
 
 func sizes(n, size int) []int {
@@ -70,18 +75,24 @@ func TestCoalescer(t *testing.T) {
 	next := int64(1)
 	var shapes []string
 	for _, rec := range out {
-		raw := rec.Column(0).(*array.String)
+		raw := rec.Column(0).(*array.StringView)
 		lines := rec.Column(1).(*array.Int64)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if lines.Value(i) != next {
 				t.Fatalf("event of line %d where line %d was due", lines.Value(i), next)
 			}
+			if got := raw.Value(i); got != eventText(next, len(got)) || raw.ValueLen(i) != len(got) {
+				t.Fatalf("the event of line %d reads %.20q… (%d bytes)", next, got, len(got))
+			}
 			next++
 		}
-		offsets := raw.ValueOffsets()
 		for v := 0; v < int(rec.NumRows()); v += vectorRows {
 			end := min(v+vectorRows, int(rec.NumRows()))
-			if bytes := offsets[end] - offsets[v]; end-v > 1 && bytes > source.ChunkBytes {
+			bytes := 0
+			for i := v; i < end; i++ {
+				bytes += raw.ValueLen(i)
+			}
+			if end-v > 1 && bytes > source.ChunkBytes {
 				t.Errorf("a vector of %d events holds %d bytes", end-v, bytes)
 			}
 		}
