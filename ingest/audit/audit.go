@@ -96,7 +96,12 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 func insert(ctx context.Context, f *load.File, envelope string, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
 	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
 	defer cancel()
-	ch := make(chan arrow.RecordBatch, 2)
+	// Unbuffered: DuckDB takes each record when it is ready for it. Every record waiting in a
+	// buffer is a row group of events (14-28 MB) kept live on the Go heap, whose soft limit while
+	// files load (cli's loadingGoMemoryLimit) the load's live heap nearly filled with two of them: the
+	// garbage collector ran back to back (221 cycles in 13.5 s on 1 GB of the samples mix, 53
+	// unbuffered), and the load took 14.4 s instead of 11.3 s (BENCHMARKS.md).
+	ch := make(chan arrow.RecordBatch)
 	produced := make(chan struct{})
 	var joinErr error
 	go func() {
