@@ -96,6 +96,9 @@ type DB struct {
 type Options struct {
 	MemoryLimit string // DuckDB memory_limit, e.g. "750MB"; empty means DefaultMemoryLimit
 	ReadOnly    bool   // open without taking the write lock (for query-only verbs)
+	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (the CPUs the process may
+	// use). For databases of a handful of rows, whose queries cost their setup, not their rows.
+	Threads int
 	// BeforeRewrite, when set, is called before an upgrade rewrites a table (Column.Generated),
 	// which takes minutes for a large one, so that the caller can say why it waits.
 	BeforeRewrite func(table string)
@@ -130,6 +133,9 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		"SET memory_limit = " + quote(opt.MemoryLimit),
 		"SET write_buffer_row_group_count = 1",
 		backgroundPurge,
+	}
+	if opt.Threads > 0 {
+		setup = append(setup, fmt.Sprintf("SET threads = %d", opt.Threads))
 	}
 	var perConn []string
 	scratch := ""

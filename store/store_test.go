@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -100,5 +101,44 @@ func TestEveryInstancePurgesInTheBackground(t *testing.T) {
 		if err := sandbox.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestThreads: Options.Threads caps DuckDB's threads, in the sandbox the rules run in too; without
+// it the database has DuckDB's default.
+func TestThreads(t *testing.T) {
+	ctx := context.Background()
+	threads := func(opt Options) int64 {
+		t.Helper()
+		db, err := Open(ctx, InMemory, testSchema, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		sandbox, err := db.Sandboxed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sandbox.Close()
+		var n int64
+		if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := threads(Options{Threads: 1}); n != 1 {
+		t.Errorf("Threads: 1 gives %d threads", n)
+	}
+	plain, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	var want int64
+	if err := plain.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if n := threads(Options{}); n != want {
+		t.Errorf("without Threads: %d threads, want DuckDB's default %d", n, want)
 	}
 }
