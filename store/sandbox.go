@@ -93,6 +93,9 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 		}
 	}
 	setup := []string{"SET memory_limit = " + quote(db.memoryLimit), backgroundPurge}
+	if db.threads > 0 {
+		setup = append(setup, threadsSetting(db.threads))
+	}
 	info, err := os.Stat(db.Path)
 	if err != nil {
 		return nil, fmt.Errorf("sandboxing %s: %w", db.Path, err)

@@ -81,6 +81,7 @@ type DB struct {
 	readOnly         bool
 	memoryLimit      string
 	memoryLimitBytes uint64
+	threads          int
 	sandbox          sync.Once
 	sandboxed        error
 	// scratch is an in-memory database's private spill directory, removed on Close
@@ -92,12 +93,17 @@ type DB struct {
 	Upgraded, Dropped []string
 }
 
+// threadsSetting is the statement that caps DuckDB's threads at n, in the database and in its
+// sandboxes (their own instances).
+func threadsSetting(n int) string { return fmt.Sprintf("SET threads = %d", n) }
+
 // Options tune how the database is opened.
 type Options struct {
 	MemoryLimit string // DuckDB memory_limit, e.g. "750MB"; empty means DefaultMemoryLimit
 	ReadOnly    bool   // open without taking the write lock (for query-only verbs)
-	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (the CPUs the process may
-	// use). For databases of a handful of rows, whose queries cost their setup, not their rows.
+	// Threads caps DuckDB's worker threads, in the sandboxes too; 0 leaves DuckDB's default (the
+	// CPUs the process may use). For databases of a handful of rows, whose queries cost their
+	// setup, not their rows.
 	Threads int
 	// BeforeRewrite, when set, is called before an upgrade rewrites a table (Column.Generated),
 	// which takes minutes for a large one, so that the caller can say why it waits.
@@ -135,7 +141,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		backgroundPurge,
 	}
 	if opt.Threads > 0 {
-		setup = append(setup, fmt.Sprintf("SET threads = %d", opt.Threads))
+		setup = append(setup, threadsSetting(opt.Threads))
 	}
 	var perConn []string
 	scratch := ""
@@ -186,7 +192,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, memoryLimitBytes: memoryLimit, scratch: scratch}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, memoryLimitBytes: memoryLimit, threads: opt.Threads, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)

@@ -104,13 +104,20 @@ func TestEveryInstancePurgesInTheBackground(t *testing.T) {
 	}
 }
 
-// TestThreads: Options.Threads caps DuckDB's threads, in the sandbox the rules run in too; without
-// it the database has DuckDB's default.
+// TestThreads: Options.Threads caps DuckDB's threads, in the sandbox the rules run in too (the
+// database's own connection in memory, an instance of its own for a file); without it the
+// database has DuckDB's default.
 func TestThreads(t *testing.T) {
+	for _, path := range []string{InMemory, filepath.Join(t.TempDir(), "k.duckdb")} {
+		t.Run(filepath.Base(path), func(t *testing.T) { testThreads(t, path) })
+	}
+}
+
+func testThreads(t *testing.T, path string) {
 	ctx := context.Background()
 	threads := func(opt Options) int64 {
 		t.Helper()
-		db, err := Open(ctx, InMemory, testSchema, opt)
+		db, err := Open(ctx, path, testSchema, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
