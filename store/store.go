@@ -199,11 +199,16 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	}
 	if !opt.ReadOnly {
 		db.Upgraded, db.Dropped, err = db.createTables(ctx, opt.BeforeRewrite)
+		var legacy bool // a database from before the load id sequence
 		if err == nil {
-			err = db.createLoadIDSequence(ctx)
+			legacy, err = db.createLoadIDSequence(ctx)
 		}
 		if err == nil {
-			db.Repaired, err = db.repair(ctx)
+			condition := orphanCondition
+			if legacy {
+				condition = legacyOrphanCondition
+			}
+			db.Repaired, err = db.repair(ctx, condition)
 		}
 		if err == nil {
 			err = db.removeStaleSandboxes()
@@ -269,7 +274,10 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 			}
 		}
 	}
-	orphans, err := db.orphanRows(ctx)
+	if hasSequence, err := db.hasLoadIDSequence(ctx); err != nil || !hasSequence {
+		return true, err // from before the sequence: its repair looks for orphans among every load id
+	}
+	orphans, err := db.orphanRows(ctx, orphanCondition)
 	return len(orphans) > 0, err
 }
 
