@@ -13,23 +13,13 @@ func TestRepairRemovesInterruptedLoads(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
 	for _, readOnly := range []bool{false, true} {
-		db, err := Open(ctx, path, testSchema, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range []string{
+		writeDatabase(t, path,
 			"DELETE FROM ingest_files", "DELETE FROM observations", "DELETE FROM ingest_errors",
 			"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'a.log')",
 			"INSERT INTO observations (id, load_id) VALUES ('a', 1), ('b', 1)",
 			"INSERT INTO observations (id, load_id) VALUES ('c', 2), ('d', 2), ('e', 2)",
-			"INSERT INTO ingest_errors (line, load_id) VALUES (3, 2)",
-		} {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
-			}
-		}
-		db.Close()
-		db, err = Open(ctx, path, testSchema, Options{ReadOnly: readOnly})
+			"INSERT INTO ingest_errors (line, load_id) VALUES (3, 2)")
+		db, err := Open(ctx, path, testSchema, Options{ReadOnly: readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,21 +41,12 @@ func TestRepairRemovesInterruptedLoads(t *testing.T) {
 func TestLoadIDSequenceStartsPastExistingIDs(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
+	writeDatabase(t, path,
+		"DROP SEQUENCE "+LoadIDSequence,
+		"INSERT INTO ingest_files (load_id) VALUES (5)",
+		"INSERT INTO observations (id, load_id) VALUES ('n', 7)")
 	db, err := Open(ctx, path, testSchema, Options{})
 	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
-		"DROP SEQUENCE " + LoadIDSequence,
-		"INSERT INTO ingest_files (load_id) VALUES (5)",
-		"INSERT INTO observations (id, load_id) VALUES ('n', 7)",
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-	if db, err = Open(ctx, path, testSchema, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
@@ -82,21 +63,12 @@ func TestRepairOfADatabaseFromBeforeTheSequence(t *testing.T) {
 	ctx := context.Background()
 	for _, readOnly := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "k.duckdb")
-		db, err := Open(ctx, path, testSchema, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range []string{
-			"DROP SEQUENCE " + LoadIDSequence,
+		writeDatabase(t, path,
+			"DROP SEQUENCE "+LoadIDSequence,
 			"INSERT INTO ingest_files (load_id, source_file) VALUES (1, 'a.log'), (3, 'c.log')",
-			"INSERT INTO observations (id, load_id) VALUES ('a', 1), ('b', 2), ('c', 3)",
-		} {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
-			}
-		}
-		db.Close()
-		if db, err = Open(ctx, path, testSchema, Options{ReadOnly: readOnly}); err != nil {
+			"INSERT INTO observations (id, load_id) VALUES ('a', 1), ('b', 2), ('c', 3)")
+		db, err := Open(ctx, path, testSchema, Options{ReadOnly: readOnly})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if want := map[string]int64{"observations": 1}; !maps.Equal(db.Repaired, want) {
@@ -108,5 +80,22 @@ func TestRepairOfADatabaseFromBeforeTheSequence(t *testing.T) {
 			t.Errorf("read-only %v: observations %q after the repair, want a,c", readOnly, left)
 		}
 		db.Close()
+	}
+}
+
+// writeDatabase opens the database at path for writing (making it if need be), runs statements
+// on it and closes it.
+func writeDatabase(t *testing.T, path string, statements ...string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range statements {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
 	}
 }
