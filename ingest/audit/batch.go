@@ -57,6 +57,8 @@ type batch struct {
 	server  *array.StringBuilder
 	// writes are the endpoints writes among the events, for the endpoint deriver.
 	writes []batchWrite
+	// classes are the events' layoutClass, by row.
+	classes []uint8
 }
 
 // batchWrite is an endpoints write of the batch's event row.
@@ -134,6 +136,7 @@ func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	}
 	uri, _ := scan.str(memberRequestURI)
 	q := parseRequestQuery(uri)
+	b.classes = append(b.classes, eventLayoutClass(scan, q.watch))
 	appendBool(b.watch, q.watch)
 	appendString(b.rv, q.resourceVersion)
 	appendString(b.rvMatch, q.resourceVersionMatch)
@@ -162,8 +165,20 @@ func (b *batch) eachWrite(f func(w write, line int64, cluster string)) {
 	}
 }
 
-// record builds the Arrow record batch and releases the builders.
-func (b *batch) record() arrow.RecordBatch {
+// eventLayoutClass is the layoutClass of the event scan reads; watch is its query's watch parameter.
+func eventLayoutClass(scan *memberScan, watch *bool) uint8 {
+	verb, _ := scan.str(memberVerb)
+	stage, _ := scan.str(memberStage)
+	var resource string
+	if ref, ok := scan.raw(memberObjectRef); ok {
+		resource, _ = topLevelString(ref, "resource")
+	}
+	return layoutClass(verb, stage, resource, watch != nil && *watch)
+}
+
+// record builds the Arrow record batch and releases the builders; it returns the events'
+// classes beside it.
+func (b *batch) record() (arrow.RecordBatch, []uint8) {
 	n := len(b.offsets) - 1
 	views := make([]arrow.ViewHeader, n)
 	for i := range views {
@@ -189,7 +204,7 @@ func (b *batch) record() arrow.RecordBatch {
 	for _, c := range cols {
 		c.Release()
 	}
-	return rec
+	return rec, b.classes
 }
 
 func appendBool(b *array.BooleanBuilder, v *bool) {

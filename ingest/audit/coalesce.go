@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,14 +31,17 @@ const vectorRows = 2048
 // event, and an event of isolateBytes or more is alone in its record. A batch of bigger events
 // (more than source.ChunkBytes per vector on average, 2 KB an event) goes through as it is:
 // joined, it would make records that stay smaller than a row group anyway.
+// Each joined record's events are put in the layout's order (inLayoutOrder).
 type coalescer struct {
-	parts  []arrow.RecordBatch // slices of the batches the next record is gathered from
-	rows   int64               // events in parts
-	window int64               // bytes of the events in the last vector of parts
+	parts   []arrow.RecordBatch // slices of the batches the next record is gathered from
+	classes [][]uint8           // the layoutClass of each part's events
+	rows    int64               // events in parts
+	window  int64               // bytes of the events in the last vector of parts
 }
 
-// add takes the record of one batch and returns the records that are ready, in order.
-func (c *coalescer) add(rec arrow.RecordBatch) ([]arrow.RecordBatch, error) {
+// add takes the record of one batch and its events' classes, and returns the records that are
+// ready, in order.
+func (c *coalescer) add(rec arrow.RecordBatch, classes []uint8) ([]arrow.RecordBatch, error) {
 	defer rec.Release()
 	n := rec.NumRows()
 	raw := rec.Column(0).(*array.StringView)
@@ -57,6 +61,7 @@ func (c *coalescer) add(rec arrow.RecordBatch) ([]arrow.RecordBatch, error) {
 	cut := func(start, end int64) error {
 		if end > start {
 			c.parts = append(c.parts, rec.NewSlice(start, end))
+			c.classes = append(c.classes, classes[start:end])
 		}
 		joined, err := c.join()
 		if err != nil {
@@ -89,6 +94,7 @@ func (c *coalescer) add(rec arrow.RecordBatch) ([]arrow.RecordBatch, error) {
 	}
 	if start < n {
 		c.parts = append(c.parts, rec.NewSlice(start, n))
+		c.classes = append(c.classes, classes[start:])
 	}
 	return out, nil
 }
@@ -107,10 +113,10 @@ func (c *coalescer) flush() ([]arrow.RecordBatch, error) {
 
 // join makes one record of parts and starts the next.
 func (c *coalescer) join() (arrow.RecordBatch, error) {
-	parts := c.parts
-	c.parts, c.rows, c.window = nil, 0, 0
+	parts, classes := c.parts, slices.Concat(c.classes...)
+	c.parts, c.classes, c.rows, c.window = nil, nil, 0, 0
 	if len(parts) == 1 {
-		return parts[0], nil
+		return inLayoutOrder(parts[0], classes)
 	}
 	defer releaseAll(parts)
 	cols := make([]arrow.Array, len(streamSchema.Fields()))
@@ -136,13 +142,13 @@ func (c *coalescer) join() (arrow.RecordBatch, error) {
 	for _, col := range cols {
 		col.Release()
 	}
-	return rec, nil
+	return inLayoutOrder(rec, classes)
 }
 
 // release drops what was gathered, when the load stops before the last batch.
 func (c *coalescer) release() {
 	releaseAll(c.parts)
-	c.parts, c.rows, c.window = nil, 0, 0
+	c.parts, c.classes, c.rows, c.window = nil, nil, 0, 0
 }
 
 func releaseAll(recs []arrow.RecordBatch) {

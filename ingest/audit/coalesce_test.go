@@ -11,8 +11,9 @@ import (
 	"github.com/kubesift/kubesift/internal/source"
 )
 
-// batchOf builds the record of a batch of events of the given sizes, numbered from line.
-func batchOf(line int64, sizes ...int) arrow.RecordBatch {
+// batchOf builds the record of a batch of events of the given sizes, numbered from line, and
+// returns it with the events' classes.
+func batchOf(line int64, sizes ...int) (arrow.RecordBatch, []uint8) {
 	var values []byte
 	for i, n := range sizes {
 		values = append(values, eventText(line+int64(i), n)...)
@@ -45,11 +46,16 @@ func sizes(n, size int) []int {
 // one event; batches of big events, and an isolated big event, pass through as they are.
 func TestCoalescer(t *testing.T) {
 	var c coalescer
-	var in []arrow.RecordBatch
+	type batchRecord struct {
+		rec     arrow.RecordBatch
+		classes []uint8
+	}
+	var in []batchRecord
 	line := int64(1)
 	size := map[int64]int{} // of the event of each line
 	add := func(s ...int) {
-		in = append(in, batchOf(line, s...))
+		rec, classes := batchOf(line, s...)
+		in = append(in, batchRecord{rec, classes})
 		for _, n := range s {
 			size[line] = n
 			line++
@@ -63,8 +69,8 @@ func TestCoalescer(t *testing.T) {
 	add(append(sizes(3000, 100), sizes(5, 900_000)...)...) // small events, then a few near the isolation size
 	add(sizes(20000, 50)...)                               // more than a row group in one batch
 	var out []arrow.RecordBatch
-	for _, rec := range in {
-		recs, err := c.add(rec)
+	for _, b := range in {
+		recs, err := c.add(b.rec, b.classes)
 		if err != nil {
 			t.Fatal(err)
 		}

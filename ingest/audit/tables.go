@@ -15,7 +15,8 @@ var auditEventsTable = store.Table{
 	TimeColumn: "stage_at",
 	DedupeKey:  []string{"audit_id", "stage", "cluster"},
 	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage, cluster): one log given two cluster names is two clusters' events. " +
-		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out).",
+		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out). " +
+		"Rows are not stored in the order of the file: within each row group they are grouped by kind (writes, watches, lists, gets), so that a scan for one kind skips the others; order by stage_at, or by source_file and source_line.",
 	Columns: []store.Column{
 		{Name: "audit_id", Type: "VARCHAR", Doc: "auditID: unique per request; all stages of one request share it"},
 		{Name: "stage", Type: "VARCHAR", Doc: "RequestReceived, ResponseStarted (watches), ResponseComplete or Panic"},
