@@ -144,7 +144,8 @@ svc_events AS (
     WHERE a.resource = 'services' AND coalesce(a.api_group, '') = ''
       AND coalesce(a.subresource, '') IN ('', 'status')
       AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
-      AND a.verb IN ('create', 'delete', 'get', 'update', 'patch')
+      -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+      AND coalesce(a.verb, '') IN ('create', 'delete', 'get', 'update', 'patch')
       AND a.namespace IS NOT NULL AND a.name IS NOT NULL
     UNION ALL
     SELECT coalesce(s.cluster, ''), s.namespace, s.name, s.captured_at,

@@ -245,10 +245,15 @@ WHERE NOT dense
 
 -- whether an audit event is a successful write that advances its collection's resourceVersion (watch-rewind's writes
 -- and the epochs it finds in them, queries/stages/watch-rewind-epochs.sql): a completed create, update, patch or delete
--- of an object, or of a subresource stored with it
+-- of an object, or of a subresource stored with it.
+-- An IN list of a bare column is only a zone-map hint to DuckDB's scan, which then returns every column of the rows
+-- its other filters keep for a filter above it; the same list over coalesce(column, '') is a filter the scan
+-- evaluates itself, and a vector in which it keeps no row is skipped. Ingest orders each row group's events by kind
+-- (writes, watches, lists, gets; then stage and resource: ingest/audit/layout.go), so that the events of other
+-- kinds fill vectors of their own. The rules' scans of audit_events write their IN lists so.
 CREATE OR REPLACE TEMP MACRO ks_advancing_write(stage, verb, code, resource, subresource) AS
     stage = 'ResponseComplete'
-    AND verb IN ('create', 'update', 'patch', 'delete', 'deletecollection')
+    AND coalesce(verb, '') IN ('create', 'update', 'patch', 'delete', 'deletecollection')
     AND code BETWEEN 200 AND 299
     AND resource IS NOT NULL
     AND coalesce(subresource, '') IN ('', 'status', 'scale', 'binding', 'ephemeralcontainers', 'resize', 'eviction');

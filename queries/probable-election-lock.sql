@@ -13,7 +13,8 @@ ep_cm AS MATERIALIZED (
            a.stage_at AS ts, a.stage, a.code, a.subresource, a.has_body
     FROM audit_events a
     WHERE a.stage_at >= ks_window_start($since) AND a.stage_at <= ks_window_end($until)
-      AND a.resource IN ('endpoints', 'configmaps') AND coalesce(a.api_group, '') = ''
+      -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+      AND coalesce(a.resource, '') IN ('endpoints', 'configmaps') AND coalesce(a.api_group, '') = ''
 ),
 bare_writes AS (
     SELECT cluster, resource, namespace, name, username, user_agent, verb, level, audit_id, source_file, source_line, ts

@@ -35,7 +35,8 @@ watches AS (
            count(*) AS n
     FROM audit_events a
     SEMI JOIN lock_writes l ON l.cluster = coalesce(a.cluster, '')
-    WHERE a.watch AND a.resource IN ('endpoints', 'endpointslices')
+    -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+    WHERE a.watch AND coalesce(a.resource, '') IN ('endpoints', 'endpointslices')
       AND a.stage_at >= ks_window_start($since) AND a.received_at <= ks_window_end($until)
     GROUP BY ALL
 )

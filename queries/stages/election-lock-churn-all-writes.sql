@@ -27,10 +27,11 @@ FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS ns
              (a.stage_at >= ks_window_start($since)) AS in_win
       FROM audit_events a
       WHERE a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.stage_at <= ks_window_end($until)
-        AND a.resource IN ('endpoints', 'configmaps', 'leases')
+        -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+        AND coalesce(a.resource, '') IN ('endpoints', 'configmaps', 'leases')
         AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
         AND coalesce(a.subresource, '') = ''
-        AND a.verb IN ('create', 'update', 'patch')
+        AND coalesce(a.verb, '') IN ('create', 'update', 'patch')
         AND a.stage = 'ResponseComplete'
         AND a.code BETWEEN 200 AND 299
         -- node heartbeats are no election (the rule leaves kube-node-lease out), and a real cluster's bulk of Leases

@@ -24,7 +24,8 @@ FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.resource, a.names
                  UNION
                  SELECT cluster, resource, '' FROM stage_lock_candidates WHERE resource IN ('endpoints', 'configmaps')) c
         ON c.cluster = coalesce(a.cluster, '') AND c.resource = a.resource AND c.ns_key = coalesce(a.namespace, '')
-      WHERE a.watch AND a.resource IN ('endpoints', 'configmaps')
+      -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+      WHERE a.watch AND coalesce(a.resource, '') IN ('endpoints', 'configmaps')
         AND coalesce(a.api_group, '') = '' AND coalesce(a.subresource, '') = ''
         AND a.stage_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
       GROUP BY coalesce(a.cluster, ''), a.audit_id, a.resource, a.namespace
