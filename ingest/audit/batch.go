@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -167,13 +168,30 @@ func (b *batch) eachWrite(f func(w write, line int64, cluster string)) {
 
 // eventLayoutClass is the layoutClass of the event scan reads; watch is its query's watch parameter.
 func eventLayoutClass(scan *memberScan, watch *bool) uint8 {
-	verb, _ := scan.str(memberVerb)
-	stage, _ := scan.str(memberStage)
-	var resource string
+	verb, _ := scan.raw(memberVerb)
+	stage, _ := scan.raw(memberStage)
+	var resource []byte
 	if ref, ok := scan.raw(memberObjectRef); ok {
-		resource, _ = topLevelString(ref, "resource")
+		resource, _ = topLevelRaw(ref, "resource")
 	}
-	return layoutClass(verb, stage, resource, watch != nil && *watch)
+	return layoutClass(stringText(verb), stringText(stage), stringText(resource), watch != nil && *watch)
+}
+
+// stringText returns the text of the raw JSON string value raw (nil for another value): the
+// bytes between its quotes when it has no escapes, so that the class of every event is found
+// without allocating.
+func stringText(raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	s, ok := unquote(raw)
+	if !ok {
+		return nil
+	}
+	return []byte(s)
 }
 
 // record builds the Arrow record batch and releases the builders; it returns the events'

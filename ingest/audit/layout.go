@@ -26,22 +26,25 @@ const (
 
 // layoutClass is the place of an event's kind in a record: by verb (the writes first, then
 // watches, lists, gets and any other verb), then stage, then resource.
-func layoutClass(verb, stage, resource string, watch bool) uint8 {
+func layoutClass(verb, stage, resource []byte, watch bool) uint8 {
 	var v int
-	switch {
-	case verb == "create" || verb == "update" || verb == "patch" || verb == "delete" || verb == "deletecollection":
+	switch string(verb) {
+	case "create", "update", "patch", "delete", "deletecollection":
 		v = 0
-	case verb == "watch" || watch: // as audit_events.watch is set
+	case "watch":
 		v = 1
-	case verb == "list":
+	case "list":
 		v = 2
-	case verb == "get":
+	case "get":
 		v = 3
 	default:
 		v = 4
 	}
+	if watch && v > 1 { // a list with watch=true is a watch (audit_events.watch); a write stays a write
+		v = 1
+	}
 	var s int
-	switch stage {
+	switch string(stage) {
 	case "ResponseComplete":
 		s = 0
 	case "ResponseStarted":
@@ -52,7 +55,7 @@ func layoutClass(verb, stage, resource string, watch bool) uint8 {
 		s = 3
 	}
 	var r int
-	switch resource {
+	switch string(resource) {
 	case "endpoints":
 		r = 0
 	case "endpointslices":

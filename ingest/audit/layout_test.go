@@ -183,7 +183,7 @@ func TestLayoutClass(t *testing.T) {
 		{[4]string{"get", "ResponseComplete", "secrets", ""}, [4]string{"proxy", "ResponseComplete", "endpoints", ""}},
 	} {
 		class := func(k [4]string) uint8 {
-			return layoutClass(k[0], k[1], k[2], k[3] == "true")
+			return layoutClass([]byte(k[0]), []byte(k[1]), []byte(k[2]), k[3] == "true")
 		}
 		if class(c.first) >= class(c.then) {
 			t.Errorf("%v (class %d) does not come before %v (class %d)", c.first, class(c.first), c.then, class(c.then))
