@@ -18,14 +18,16 @@ import (
 // keeps one event, but skips the vector when the filter keeps none. So the events of each record
 // (a row group's worth, in the order of the file otherwise) are ordered by their layoutClass:
 // each kind then fills whole vectors, and a scan skips the vectors of the other kinds. Rows keep
-// their file and line; no query depends on the order of rows in the table.
+// their file and line, and no query depends on the order of rows in the table: the duplicate
+// check's tiebreak by rowid (removeDuplicateRows) still keeps the first copy in the file, since
+// copies of an event are of one kind and each kind keeps the file's order.
 const (
 	stageGroups    = 4 // ResponseComplete, ResponseStarted, RequestReceived, any other
 	resourceGroups = 7 // endpoints, endpointslices, services, configmaps, leases, pods, any other
 )
 
 // layoutClass is the place of an event's kind in a record: by verb (the writes first, then
-// watches, lists, gets and any other verb), then stage, then resource.
+// watches, lists, gets and any other verb), then stage, then resource; 5 × 4 × 7 classes.
 func layoutClass(verb, stage, resource []byte, watch bool) uint8 {
 	var v int
 	switch string(verb) {
