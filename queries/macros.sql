@@ -250,7 +250,8 @@ WHERE NOT dense
 -- its other filters keep for a filter above it; the same list over coalesce(column, '') is a filter the scan
 -- evaluates itself, and a vector in which it keeps no row is skipped. Ingest orders each row group's events by kind
 -- (writes, watches, lists, gets; then stage and resource: ingest/audit/layout.go), so that the events of other
--- kinds fill vectors of their own. The rules' scans of audit_events write their IN lists so.
+-- kinds fill vectors of their own. The queries' scans of audit_events (rules, coverage, charts) write their IN lists
+-- so.
 CREATE OR REPLACE TEMP MACRO ks_advancing_write(stage, verb, code, resource, subresource) AS
     stage = 'ResponseComplete'
     AND coalesce(verb, '') IN ('create', 'update', 'patch', 'delete', 'deletecollection')
@@ -269,7 +270,7 @@ SELECT coalesce(cluster, '') AS cluster, count(*) AS writes,
        mode(level) FILTER (WHERE NOT has_body) AS bare_level
 FROM audit_events
 WHERE list_contains(resources, resource) AND coalesce(subresource, '') = ''
-  AND verb IN ('create', 'update', 'patch') AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
+  AND coalesce(verb, '') IN ('create', 'update', 'patch') AND stage = 'ResponseComplete' AND code BETWEEN 200 AND 299
   AND NOT list_contains(skip_usernames, username)
   AND stage_at >= ks_window_start(since) AND stage_at <= ks_window_end(until)
 GROUP BY ALL;

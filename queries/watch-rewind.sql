@@ -69,7 +69,7 @@ epoch_start_minutes AS (
 gone_list_ids AS (
     SELECT DISTINCT coalesce(a.cluster, '') AS cluster, a.audit_id
     FROM audit_events a
-    WHERE a.verb = 'list' AND a.code = 410 AND a.stage IN ('ResponseComplete', 'Panic')
+    WHERE a.verb = 'list' AND a.code = 410 AND coalesce(a.stage, '') IN ('ResponseComplete', 'Panic')
       AND a.resource IS NOT NULL
       AND coalesce(a.subresource, '') = ''
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)

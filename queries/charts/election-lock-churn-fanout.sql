@@ -8,8 +8,8 @@ WITH writes AS (
            TRY_CAST(coalesce(response_object, request_object)->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS JSON) AS rec,
            coalesce(response_object, request_object) IS NULL AS not_logged
     FROM audit_events
-    WHERE stage = 'ResponseComplete' AND code BETWEEN 200 AND 299 AND verb IN ('create', 'update', 'patch')
-      AND resource IN ('endpoints', 'configmaps') AND coalesce(subresource, '') = ''
+    WHERE stage = 'ResponseComplete' AND code BETWEEN 200 AND 299 AND coalesce(verb, '') IN ('create', 'update', 'patch')
+      AND coalesce(resource, '') IN ('endpoints', 'configmaps') AND coalesce(subresource, '') = ''
       AND coalesce(cluster, '') = $cluster
       AND namespace = $namespace AND coalesce(name, coalesce(response_object, request_object)->'metadata'->>'name') = $name
 ),
@@ -29,7 +29,7 @@ watches AS (
            min(received_at) AS started_at,
            coalesce(max(stage_at) FILTER (WHERE stage IN ('ResponseComplete', 'Panic')), 'infinity'::TIMESTAMPTZ) AS ended_at
     FROM audit_events
-    WHERE watch AND resource IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
+    WHERE watch AND coalesce(resource, '') IN ('endpoints', 'configmaps') AND coalesce(api_group, '') = '' AND coalesce(subresource, '') = ''
       AND coalesce(cluster, '') = $cluster AND coalesce(namespace, $namespace) = $namespace
       AND (coalesce(field_selector, '') NOT LIKE '%metadata.name=%' OR field_selector LIKE '%metadata.name=' || $name || '%')
     GROUP BY audit_id, resource

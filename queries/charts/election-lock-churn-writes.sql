@@ -8,8 +8,8 @@ WITH writes AS (
                 ELSE TRY_CAST(coalesce(response_object, request_object)->'metadata'->'annotations'->>'control-plane.alpha.kubernetes.io/leader' AS JSON)
            END AS rec
     FROM audit_events
-    WHERE stage = 'ResponseComplete' AND code BETWEEN 200 AND 299 AND verb IN ('create', 'update', 'patch')
-      AND resource IN ('endpoints', 'configmaps', 'leases') AND coalesce(subresource, '') = ''
+    WHERE stage = 'ResponseComplete' AND code BETWEEN 200 AND 299 AND coalesce(verb, '') IN ('create', 'update', 'patch')
+      AND coalesce(resource, '') IN ('endpoints', 'configmaps', 'leases') AND coalesce(subresource, '') = ''
       AND coalesce(cluster, '') = $cluster
       AND namespace = $namespace AND coalesce(name, coalesce(response_object, request_object)->'metadata'->>'name') = $name
 ),

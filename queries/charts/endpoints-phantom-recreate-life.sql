@@ -7,7 +7,7 @@ SELECT stage_at AS "at",
             ELSE resource || '/' || name END AS lane,
        verb || CASE WHEN code >= 400 THEN ' ' || code ELSE '' END AS what
 FROM audit_events
-WHERE stage = 'ResponseComplete' AND resource IN ('services', 'endpoints') AND coalesce(cluster, '') = $cluster
+WHERE stage = 'ResponseComplete' AND coalesce(resource, '') IN ('services', 'endpoints') AND coalesce(cluster, '') = $cluster
   AND stage_at BETWEEN $first_seen - INTERVAL 30 SECOND AND $last_seen + INTERVAL 30 SECOND
   AND ((namespace = $namespace AND name = $name AND verb IN ('create', 'update', 'patch', 'delete'))
        OR (verb IN ('watch', 'list') AND coalesce(namespace, $namespace) = $namespace AND username = split_part($subject, ' ', 1)))

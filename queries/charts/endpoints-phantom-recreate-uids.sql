@@ -9,9 +9,9 @@ WITH writes AS (
                     request_object->'preconditions'->>'uid',
                     CASE WHEN verb <> 'delete' THEN request_object->'metadata'->>'uid' END) AS uid
     FROM audit_events
-    WHERE stage = 'ResponseComplete' AND verb IN ('create', 'update', 'patch', 'delete')
+    WHERE stage = 'ResponseComplete' AND coalesce(verb, '') IN ('create', 'update', 'patch', 'delete')
       AND (code BETWEEN 200 AND 299 OR (verb = 'delete' AND code = 404))
-      AND resource IN ('services', 'endpoints') AND coalesce(subresource, '') = ''
+      AND coalesce(resource, '') IN ('services', 'endpoints') AND coalesce(subresource, '') = ''
       AND coalesce(cluster, '') = $cluster AND namespace = $namespace AND name = $name
       AND stage_at BETWEEN $first_seen - INTERVAL 30 SECOND AND $last_seen + INTERVAL 30 SECOND
 ),
