@@ -121,16 +121,7 @@ func TestRecordsInLayoutOrder(t *testing.T) {
 	seen := map[int64]bool{}
 	for r, rec := range out {
 		lines, classes := recordLines(t, rec)
-		raw := rec.Column(0).(*array.StringView)
-		for v := 0; v < len(lines); v += vectorRows {
-			end, bytes := min(v+vectorRows, len(lines)), 0
-			for i := v; i < end; i++ {
-				bytes += raw.ValueLen(i)
-			}
-			if end-v > 1 && bytes > layoutVectorBytes {
-				t.Errorf("record %d: a vector of %d events holds %d bytes", r, end-v, bytes)
-			}
-		}
+		checkVectorBytes(t, rec, layoutVectorBytes)
 		ordered := true
 		for i := 1; i < len(lines); i++ {
 			if classes[i] < classes[i-1] || (classes[i] == classes[i-1] && lines[i] < lines[i-1]) {
