@@ -100,18 +100,19 @@ req_events AS NOT MATERIALIZED (
       AND ks_stream_in_piece(a.cluster, a.username, a.user_agent, a.source_ips[1], a.api_group, a.api_version, a.resource,
                              a.namespace, a.name, a.label_selector, a.field_selector, $piece, $pieces)
 ),
--- one row per request (cluster and audit ID): what its events say together, and what its first event says (its first
--- stage: one event per stage, as ingest keeps them), in numbers: its stream's key (the dozen strings of the stream
--- key, below, the same in every event of a request) and apiserver as hashes, and its scope as hashes too (the writes
--- that may prove a repeat are hashed the same way, write_keys). The strings are read again only for the reported
--- streams (stream_keys): carried with every request (they were joined back from its first event) through the joins,
--- windows and materialized tables below, they took a third of the rule's time on the real recordings replicated to
--- 10M events (BENCHMARKS.md). No aggregate state holds a long string (verb and status reason are words DuckDB keeps
--- inline), not even the first event's file (a hash, looked up for the evidence: ev_files): such strings take memory
--- DuckDB does not spill (any_value of a dozen strings per request ran out of it at 10M events under 350-500MB; the
--- file alone made the pieces under 200MB run out of it on the real recordings at 10M events and run again split)
+-- one row per request (cluster and auditID): what its events say together, and what its first event says (its first
+-- stage: one event per stage, as ingest keeps them), in numbers: its auditID (req_id, see shown_reqs), its stream's key
+-- (the dozen strings of the stream key, below, the same in every event of a request) and apiserver as hashes, and its
+-- scope as hashes too (the writes that may prove a repeat are hashed the same way, write_keys). The strings are read
+-- again only for what the findings show (req_strings): the stream keys' strings, carried with every request (they were
+-- joined back from its first event) through the joins, windows and materialized tables below, took a third of the
+-- rule's time on the real recordings replicated to 10M events (BENCHMARKS.md). No aggregate state holds a long string
+-- (verb and status reason are words DuckDB keeps inline), not even the first event's file (a hash, looked up for the
+-- evidence: ev_files): such strings take memory DuckDB does not spill (any_value of a dozen strings per request ran out
+-- of it at 10M events under 350-500MB; the file alone made the pieces under 200MB run out of it on the real recordings
+-- at 10M events and run again split)
 req_stats AS (
-    SELECT e.cluster, e.audit_id,
+    SELECT e.cluster, e.req_id,
            min(e.key_hash) AS key_hash,
            -- the request's scope, for the writes that may prove a repeat: its collection, namespace and name as hashes
            -- (as write_keys hashes the writes'), and whether writes may judge it at all (no label selector, no field
@@ -132,7 +133,7 @@ req_stats AS (
            -- a WatchList request (sendInitialEvents with NotOlderThan) asks for a state at least that new: never a replay
            bool_or(coalesce(e.send_initial_events, false) AND e.resource_version_match = 'NotOlderThan') AS watch_list,
            bool_or(coalesce(e.list_continue, false)) AS is_continue
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id,
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, hash(a.audit_id) AS req_id,
                  hash(coalesce(a.api_group, ''), a.resource) AS resource_hash,
                  hash(coalesce(a.namespace, '')) AS namespace_hash, hash(coalesce(a.name, '')) AS name_hash,
                  coalesce(a.label_selector, '') = ''
@@ -147,11 +148,11 @@ req_stats AS (
                  coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t,
                  a.stage IN ('ResponseComplete', 'Panic') AS complete
           FROM req_events a) e
-    GROUP BY e.cluster, e.audit_id
+    GROUP BY e.cluster, e.req_id
 ),
 -- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
 reqs AS (
-    SELECT cluster, audit_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver, verb,
+    SELECT cluster, req_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver, verb,
            recv, ended, latency_ms, code, status_reason, rv, timeout_s, file_hash, source_line
     FROM req_stats
     WHERE ((verb = 'watch' AND rv > 0 AND NOT watch_list) OR (verb = 'list' AND rv > 0 AND code = 410 AND NOT is_continue))
@@ -184,7 +185,7 @@ reqs_epoch AS NOT MATERIALIZED (
 -- (dense_rank) sorted every request by the dozen strings: 4.8 s of the rule's 40 on the real recordings replicated to
 -- 10M events
 reqs_win AS (
-    SELECT r.cluster, r.audit_id,
+    SELECT r.cluster, r.req_id,
            hash(r.key_hash, r.epoch) AS stream,
            r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
            (r.recv >= ks_window_start($since)) AS in_win
@@ -200,7 +201,7 @@ reqs_win AS (
 stream_cands AS (
     SELECT DISTINCT stream
     FROM (SELECT r.stream, r.verb,
-                 r.rv <= max(r.rv) OVER (PARTITION BY r.stream ORDER BY r.recv, r.audit_id
+                 r.rv <= max(r.rv) OVER (PARTITION BY r.stream ORDER BY r.recv, r.req_id
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS not_higher
           FROM reqs_win r
           SEMI JOIN (SELECT stream FROM reqs_win GROUP BY stream HAVING count(*) > 1) m ON m.stream = r.stream)
@@ -220,7 +221,7 @@ stream_shapes AS (
                  coalesce(ended >= recv, lead(recv) OVER s IS NULL)
                  AND coalesce(recv > lag(ended) OVER s, true) AS follows
           FROM watch_reqs
-          WINDOW s AS (PARTITION BY stream ORDER BY recv, audit_id))
+          WINDOW s AS (PARTITION BY stream ORDER BY recv, req_id))
     GROUP BY stream
 ),
 -- the watches of the streams that may run several loops at once
@@ -240,42 +241,42 @@ overlapping_reqs AS (
 -- stays per watch, not per pair of a stream's watches (the stream key holds the cluster; audit IDs
 -- are unique per cluster only, so every join on a request is keyed by cluster too).
 handover_buckets AS (
-    SELECT w.cluster, w.audit_id, w.stream, w.recv, w.apiserver,
+    SELECT w.cluster, w.req_id, w.stream, w.recv, w.apiserver,
            unnest([epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT), epoch_ms(w.recv) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) + 1]) AS slot
     FROM overlapping_reqs w
 ),
 ended_watches AS (
-    SELECT stream, cluster, audit_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
+    SELECT stream, cluster, req_id, apiserver, recv, ended, epoch_ms(ended) // CAST(greatest(1, ceil(CAST($watch_handover_ms AS DOUBLE) + CAST($cross_apiserver_grace_ms AS DOUBLE))) AS BIGINT) AS slot
     FROM overlapping_reqs
     -- a watch logged as ending before it started (a broken clock or log) continues no other: so every link goes
     -- forward in time, the links never close a cycle, and the pointer jumping of loops ends
     WHERE ended IS NOT NULL AND ended >= recv
 ),
 pred_handover AS (
-    SELECT w.cluster, w.audit_id, arg_max(p.audit_id, p.ended) AS prev_id
+    SELECT w.cluster, w.req_id, arg_max(p.req_id, p.ended) AS prev_id
     FROM handover_buckets w
     JOIN ended_watches p
       ON p.stream = w.stream AND p.slot = w.slot
      AND p.recv < w.recv AND p.ended >= w.recv
      AND p.ended <= w.recv + to_microseconds(CAST((CAST($watch_handover_ms AS DOUBLE)
                             + CASE WHEN p.apiserver <> w.apiserver THEN CAST($cross_apiserver_grace_ms AS DOUBLE) ELSE 0 END) * 1000 AS BIGINT))
-    GROUP BY w.cluster, w.audit_id
+    GROUP BY w.cluster, w.req_id
 ),
 pred_before AS (
-    SELECT w.cluster, w.audit_id, p.audit_id AS prev_id
+    SELECT w.cluster, w.req_id, p.req_id AS prev_id
     FROM overlapping_reqs w
     ASOF JOIN ended_watches p
       ON p.stream = w.stream AND p.ended < w.recv
 ),
 pred AS (
-    SELECT coalesce(h.cluster, b.cluster) AS cluster, coalesce(h.audit_id, b.audit_id) AS audit_id,
+    SELECT coalesce(h.cluster, b.cluster) AS cluster, coalesce(h.req_id, b.req_id) AS req_id,
            coalesce(h.prev_id, b.prev_id) AS prev_id
     FROM pred_handover h
-    FULL JOIN pred_before b ON b.cluster = h.cluster AND b.audit_id = h.audit_id
+    FULL JOIN pred_before b ON b.cluster = h.cluster AND b.req_id = h.req_id
 ),
 links AS (
-    SELECT p.cluster, p.prev_id, arg_min(p.audit_id, w.recv) AS audit_id
-    FROM pred p JOIN overlapping_reqs w ON w.cluster = p.cluster AND w.audit_id = p.audit_id
+    SELECT p.cluster, p.prev_id, arg_min(p.req_id, w.recv) AS req_id
+    FROM pred p JOIN overlapping_reqs w ON w.cluster = p.cluster AND w.req_id = p.req_id
     GROUP BY p.cluster, p.prev_id
 ),
 -- Each watch's loop is named by the loop's first watch, found by pointer jumping: every watch starts at its
@@ -289,35 +290,35 @@ links AS (
 -- A round's join is written with the watches on their way on the right, so that DuckDB builds its hash table on them
 -- (its estimates of both sides are equal): built on the recurring table, every watch was hashed again in every round
 -- (41M rows on the real recordings replicated to 10M events, 5-10 s of the rule's 25).
-loops(cluster, audit_id, loop_id, at_first) USING KEY (cluster, audit_id) AS (
-    SELECT l.cluster, l.audit_id, l.prev_id, false
+loops(cluster, req_id, loop_id, at_first) USING KEY (cluster, req_id) AS (
+    SELECT l.cluster, l.req_id, l.prev_id, false
     FROM links l
     UNION ALL
     SELECT l.cluster, l.prev_id, l.prev_id, true
     FROM links l
-    ANTI JOIN links c ON c.cluster = l.cluster AND c.audit_id = l.prev_id
+    ANTI JOIN links c ON c.cluster = l.cluster AND c.req_id = l.prev_id
     UNION
-    SELECT c.cluster, c.audit_id, p.loop_id, p.at_first
+    SELECT c.cluster, c.req_id, p.loop_id, p.at_first
     FROM recurring.loops p
-    JOIN loops c ON c.cluster = p.cluster AND c.loop_id = p.audit_id
+    JOIN loops c ON c.cluster = p.cluster AND c.loop_id = p.req_id
     WHERE NOT c.at_first
 ),
 -- the sequence of watch requests of each loop, with what came before (a stream of one loop is one partition: its loop
 -- key is NULL)
 watches AS (
-    SELECT w.cluster, w.audit_id, w.stream, w.apiserver, w.verb, w.recv, w.ended, w.latency_ms, w.code, w.rv, w.in_win,
-           max(w.rv) OVER (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.audit_id
+    SELECT w.cluster, w.req_id, w.stream, w.apiserver, w.verb, w.recv, w.ended, w.latency_ms, w.code, w.rv, w.in_win,
+           max(w.rv) OVER (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.req_id
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
            lag(w.rv) OVER s AS prev_rv,
-           lag(w.audit_id) OVER s AS prev_audit_id,
+           lag(w.req_id) OVER s AS prev_req_id,
            lag(w.recv) OVER s AS prev_recv,
            lag(w.ended) OVER s AS prev_ended,
            lag(w.apiserver) OVER s AS prev_apiserver
-    FROM (SELECT w.*, CASE WHEN NOT k.one_loop THEN coalesce(c.loop_id, w.audit_id) END AS loop_key
+    FROM (SELECT w.*, CASE WHEN NOT k.one_loop THEN coalesce(c.loop_id, w.req_id) END AS loop_key
           FROM watch_reqs w
           JOIN stream_shapes k ON k.stream = w.stream
-          LEFT JOIN loops c ON c.cluster = w.cluster AND c.audit_id = w.audit_id) w
-    WINDOW s AS (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.audit_id)
+          LEFT JOIN loops c ON c.cluster = w.cluster AND c.req_id = w.req_id) w
+    WINDOW s AS (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.req_id)
 ),
 -- lists answered 410 (a stale resourceVersion), not later pages of a paginated list
 gone_lists AS (
@@ -328,8 +329,8 @@ gone_lists AS (
 ),
 -- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
 stale AS (
-    SELECT l.cluster, l.stream, l.audit_id, l.recv, l.rv, l.in_win,
-           arg_max(w.audit_id, w.recv) AS watch_audit_id
+    SELECT l.cluster, l.stream, l.req_id, l.recv, l.rv, l.in_win,
+           arg_max(w.req_id, w.recv) AS watch_req_id
     FROM gone_lists l
     JOIN watches w
       ON w.stream = l.stream AND w.rv = l.rv
@@ -344,12 +345,12 @@ stale AS (
 -- cross_apiserver_grace_ms before hi), cut into minutes (bucket), so that the writes meet them in a hash join on
 -- their cluster, scope and minute instead of every write of the resource
 repeat_cands AS (
-    SELECT w.cluster, w.audit_id, k.resource_hash, k.namespace_hash, k.name_hash, w.rv, w.prev_apiserver,
+    SELECT w.cluster, w.req_id, k.resource_hash, k.namespace_hash, k.name_hash, w.rv, w.prev_apiserver,
            w.prev_recv AS lo,
            least(coalesce(w.prev_ended, w.recv), w.recv)
                - to_microseconds(CAST(CAST($write_delivery_grace_ms AS DOUBLE) * 1000 AS BIGINT)) AS hi
     FROM watches w
-    JOIN reqs k ON k.cluster = w.cluster AND k.audit_id = w.audit_id
+    JOIN reqs k ON k.cluster = w.cluster AND k.req_id = w.req_id
     WHERE w.rv = w.prev_rv
       AND w.rv >= w.prev_max_rv
       AND k.judged_by_writes
@@ -392,7 +393,7 @@ write_keys AS (
 ),
 -- the first write that proves the client was sent a newer version than the one it repeats
 repeat_proof AS (
-    SELECT w.cluster, w.audit_id,
+    SELECT w.cluster, w.req_id,
            arg_min(x.audit_id, x.at) AS write_audit_id,
            arg_min(x.verb || ' ' || CASE WHEN x.namespace <> '' THEN x.namespace || '/' ELSE '' END || x.name, x.at) AS write_what,
            arg_min(x.rv_seen, x.at) AS write_rv,
@@ -405,12 +406,12 @@ repeat_proof AS (
      AND x.at <= w.hi - to_microseconds(CAST(CASE WHEN x.apiserver <> w.prev_apiserver
                                                   THEN CAST($cross_apiserver_grace_ms AS DOUBLE) * 1000 ELSE 0 END AS BIGINT))
      AND (x.rv_seen > w.rv OR (x.rv_seen IS NULL AND x.always_writes))
-    GROUP BY w.cluster, w.audit_id
+    GROUP BY w.cluster, w.req_id
 ),
 -- the watches that ask again for a version already answered 410 Expired to their stream (a join, where a correlated
 -- EXISTS had DuckDB group every watch by stream, version and time to look them up)
 expired_again AS (
-    SELECT w.cluster, w.audit_id
+    SELECT w.cluster, w.req_id
     FROM watches w
     SEMI JOIN gone_lists g ON g.stream = w.stream AND g.rv = w.rv AND g.recv < w.recv
 ),
@@ -418,12 +419,12 @@ classified AS (
     SELECT w.*,
            p.write_audit_id, p.write_what, p.write_rv,
            CASE WHEN w.rv < w.prev_max_rv THEN 'backwards'
-                WHEN e.audit_id IS NOT NULL THEN 'expired-again'
-                WHEN p.audit_id IS NOT NULL THEN 'repeat-after-write'
+                WHEN e.req_id IS NOT NULL THEN 'expired-again'
+                WHEN p.req_id IS NOT NULL THEN 'repeat-after-write'
            END AS reason
     FROM watches w
-    LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.audit_id = w.audit_id
-    LEFT JOIN expired_again e ON e.cluster = w.cluster AND e.audit_id = w.audit_id
+    LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.req_id = w.req_id
+    LEFT JOIN expired_again e ON e.cluster = w.cluster AND e.req_id = w.req_id
 ),
 -- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
@@ -441,7 +442,7 @@ streams AS (
     SELECT r.stream,
            any_value(r.cluster) AS cluster,
            -- a request of the stream, whose key (client, collection, selectors) names the stream
-           any_value(r.audit_id) AS key_audit_id,
+           any_value(r.req_id) AS key_req_id,
            count(*) AS rewinds,
            any_value(lr.n_all) AS rewinds_with_lookback,
            count(*) FILTER (WHERE r.reason = 'backwards') AS n_backwards,
@@ -475,23 +476,23 @@ stream_max AS (
 -- evidence: every rewind with the watch before it, and the stale-version answers (watch + 410 list); what the
 -- request itself logged (code, latency, file and line) is looked up for these rows only
 ev_rows AS (
-    SELECT cluster, stream, recv, audit_id, 'watch' AS verb, reason, rv, prev_rv, prev_max_rv, prev_audit_id,
+    SELECT cluster, stream, recv, req_id, 'watch' AS verb, reason, rv, prev_rv, prev_max_rv, prev_req_id,
            write_audit_id, write_what, write_rv
     FROM rewinds
     UNION
-    SELECT p.cluster, p.stream, p.recv, p.audit_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_audit_id,
+    SELECT p.cluster, p.stream, p.recv, p.req_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_req_id,
            NULL, NULL, NULL
     FROM classified p
-    JOIN rewinds r ON r.stream = p.stream AND r.prev_audit_id = p.audit_id
+    JOIN rewinds r ON r.stream = p.stream AND r.prev_req_id = p.req_id
     WHERE p.reason IS NULL
     UNION
-    SELECT w.cluster, w.stream, w.recv, w.audit_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_audit_id,
+    SELECT w.cluster, w.stream, w.recv, w.req_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_req_id,
            NULL, NULL, NULL
     FROM classified w
-    JOIN stale s ON s.stream = w.stream AND s.watch_audit_id = w.audit_id
+    JOIN stale s ON s.stream = w.stream AND s.watch_req_id = w.req_id
     WHERE w.reason IS NULL AND s.in_win
     UNION
-    SELECT s.cluster, s.stream, s.recv, s.audit_id, 'list', NULL, s.rv, NULL, NULL, s.watch_audit_id,
+    SELECT s.cluster, s.stream, s.recv, s.req_id, 'list', NULL, s.rv, NULL, NULL, s.watch_req_id,
            NULL, NULL, NULL
     FROM stale s
     WHERE s.in_win
@@ -501,10 +502,47 @@ ev_files AS (
     SELECT hash(a.source_file) AS file_hash, any_value(a.source_file) AS source_file
     FROM audit_events a
     SEMI JOIN (SELECT DISTINCT k.file_hash
-               FROM ev_rows e JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id) f
+               FROM ev_rows e JOIN reqs k ON k.cluster = e.cluster AND k.req_id = e.req_id) f
       ON f.file_hash = hash(a.source_file)
     WHERE a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
     GROUP BY 1
+),
+-- Up to here a request is named by the hash of its cluster's auditID (req_id): grouped, joined and sorted as a number,
+-- where the 36-character strings took a quarter of the rule's CPU time on the real recordings replicated to 10M events
+-- (BENCHMARKS.md). Two of 10M requests share a number with a chance of about 3 in a million; an auditID the
+-- client chose (the Audit-ID header) may be shared by two requests anyway. The strings are read again only for the
+-- requests a finding shows (its evidence items, the watch before each, each reported stream's key request) from
+-- their events, in the scans of watches and of lists answered 410 that found them: no finding, no scan (an empty
+-- build side)
+shown_reqs AS (
+    SELECT e.cluster, e.req_id FROM ev_rows e SEMI JOIN streams s USING (stream)
+    UNION
+    SELECT e.cluster, e.prev_req_id FROM ev_rows e SEMI JOIN streams s USING (stream) WHERE e.prev_req_id IS NOT NULL
+    UNION
+    SELECT cluster, key_req_id FROM streams
+),
+req_strings AS (
+    SELECT cluster, req_id, min(audit_id) AS audit_id,
+           -- the stream key's strings as the request's first event logged them
+           arg_min(key, t) AS key
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, hash(a.audit_id) AS req_id, a.audit_id,
+                 {'username': coalesce(a.username, ''), 'user_agent': coalesce(a.user_agent, ''),
+                  'client_ip': coalesce(a.source_ips[1], ''), 'api_group': coalesce(a.api_group, ''),
+                  'api_version': coalesce(a.api_version, ''), 'resource': a.resource,
+                  'namespace': coalesce(a.namespace, ''), 'obj_name': coalesce(a.name, ''),
+                  'label_selector': coalesce(a.label_selector, ''), 'field_selector': coalesce(a.field_selector, '')} AS key,
+                 coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t
+          FROM audit_events a
+          SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
+          WHERE a.verb = 'watch'
+            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+          UNION ALL
+          SELECT coalesce(a.cluster, ''), hash(a.audit_id), a.audit_id, NULL, 'infinity'::TIMESTAMPTZ
+          FROM audit_events a
+          SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
+          WHERE a.verb = 'list' AND a.code = 410
+            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until))
+    GROUP BY cluster, req_id
 ),
 -- each finding's evidence in time order: each stream's list is sorted once built, on (recv, audit ID) carried beside
 -- the item (neither is NULL here: the scans and joins above drop such requests), not by an ordered aggregate
@@ -513,9 +551,9 @@ ev_files AS (
 ev AS (
     SELECT e.stream,
            count(*) AS n_items,
-           list_transform(list_sort(list({'recv': e.recv, 'audit_id': e.audit_id, 'item': struct_pack(
+           list_transform(list_sort(list({'recv': e.recv, 'audit_id': i.audit_id, 'item': struct_pack(
                     "at" := ks_time_us(e.recv),
-                    audit_id := e.audit_id,
+                    audit_id := i.audit_id,
                     file := f.source_file,
                     line := k.source_line,
                     verb := e.verb,
@@ -527,33 +565,24 @@ ev AS (
                                    ELSE e.reason END,
                     previous_resource_version := e.prev_rv,
                     highest_previous_resource_version := e.prev_max_rv,
-                    previous_audit_id := e.prev_audit_id,
+                    previous_audit_id := p.audit_id,
                     write_audit_id := e.write_audit_id,
                     write := e.write_what,
                     write_resource_version := e.write_rv)})), x -> x.item) AS items
     FROM ev_rows e
     JOIN streams s USING (stream)
-    JOIN reqs k ON k.cluster = e.cluster AND k.audit_id = e.audit_id
+    JOIN reqs k ON k.cluster = e.cluster AND k.req_id = e.req_id
+    JOIN req_strings i ON i.cluster = e.cluster AND i.req_id = e.req_id
+    LEFT JOIN req_strings p ON p.cluster = e.cluster AND p.req_id = e.prev_req_id
     LEFT JOIN ev_files f ON f.file_hash = k.file_hash
     GROUP BY e.stream
 ),
--- the strings of each reported stream's key, read again from the events of one of its watches (its first event): no
--- finding, no scan (an empty build side)
+-- the strings of each reported stream's key, from the events of one of its watches (its first event)
 stream_keys AS (
-    SELECT stream, key.username, key.user_agent, key.client_ip, key.api_group, key.api_version, key.resource,
-           key.namespace, key.obj_name, key.label_selector, key.field_selector
-    FROM (SELECT s.stream,
-           arg_min({'username': coalesce(a.username, ''), 'user_agent': coalesce(a.user_agent, ''),
-                    'client_ip': coalesce(a.source_ips[1], ''), 'api_group': coalesce(a.api_group, ''),
-                    'api_version': coalesce(a.api_version, ''), 'resource': a.resource,
-                    'namespace': coalesce(a.namespace, ''), 'obj_name': coalesce(a.name, ''),
-                    'label_selector': coalesce(a.label_selector, ''), 'field_selector': coalesce(a.field_selector, '')},
-                   coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ)) AS key
-          FROM streams s
-          JOIN audit_events a ON coalesce(a.cluster, '') = s.cluster AND a.audit_id = s.key_audit_id
-          WHERE a.verb = 'watch'
-            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-          GROUP BY s.stream)
+    SELECT s.stream, k.key.username, k.key.user_agent, k.key.client_ip, k.key.api_group, k.key.api_version, k.key.resource,
+           k.key.namespace, k.key.obj_name, k.key.label_selector, k.key.field_selector
+    FROM streams s
+    JOIN req_strings k ON k.cluster = s.cluster AND k.req_id = s.key_req_id
 ),
 findings AS (
     SELECT s.*,
