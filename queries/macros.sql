@@ -225,9 +225,10 @@ SELECT x.cluster, x.stream, k.kind, x.namespace, x.svc, x.svc AS obj, x.ip, p.pt
 FROM (SELECT x.*, false AS after FROM present x
       UNION ALL
       SELECT x.* REPLACE (x.pt + 1 AS pt), true AS after FROM present x
-      WHERE NOT EXISTS (SELECT 1 FROM present y
-                        WHERE y.cluster = x.cluster AND y.stream = x.stream AND y.namespace = x.namespace AND y.svc = x.svc
-                          AND y.pt = x.pt + 1 AND y.ip = x.ip)) x
+      -- an ANTI JOIN, not NOT EXISTS: DuckDB decorrelates the NOT EXISTS into a join on the distinct outer keys
+      -- (IS NOT DISTINCT FROM), a tenth of endpoint-flapping's time on the real recordings replicated to 10M events
+      ANTI JOIN present y ON y.cluster = x.cluster AND y.stream = x.stream AND y.namespace = x.namespace AND y.svc = x.svc
+                         AND y.pt = x.pt + 1 AND y.ip = x.ip) x
 JOIN points p ON p.cluster = x.cluster AND p.stream = x.stream AND p.namespace = x.namespace AND p.svc = x.svc AND p.pt = x.pt
 JOIN stream_kinds k ON k.cluster = x.cluster AND k.stream = x.stream AND k.namespace = x.namespace AND k.svc = x.svc
 WHERE NOT dense
@@ -238,10 +239,9 @@ SELECT u.cluster, u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt
 FROM universe u
 JOIN points p ON p.cluster = u.cluster AND p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc AND p.pt = 1
 JOIN stream_kinds k ON k.cluster = u.cluster AND k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
-WHERE NOT dense
-  AND NOT EXISTS (SELECT 1 FROM present y
-                  WHERE y.cluster = u.cluster AND y.stream = u.stream AND y.namespace = u.namespace AND y.svc = u.svc
-                    AND y.ip = u.ip);
+ANTI JOIN present y ON y.cluster = u.cluster AND y.stream = u.stream AND y.namespace = u.namespace AND y.svc = u.svc
+                   AND y.ip = u.ip
+WHERE NOT dense;
 
 -- whether an audit event is a successful write that advances its collection's resourceVersion (watch-rewind's writes
 -- and the epochs it finds in them, queries/stages/watch-rewind-epochs.sql): a completed create, update, patch or delete
