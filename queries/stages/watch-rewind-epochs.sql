@@ -1,14 +1,15 @@
--- watch-rewind, stage stage_rewind_epochs: where each cluster's server epochs start. A new cluster (or an etcd
--- restore) starts its resourceVersions over; a client "going back" across such a reset is not rewinding, so streams
--- never span two epochs. An epoch starts where the resourceVersion a write returned (response_rv, which ingest took
--- from the response body: the store's revision after the write) falls below half of the one before; each start
--- carries the number of epochs started up to then (t_ms: its time in whole milliseconds). Events are left out: they
--- may live in another etcd. Selected once, from the start of the lookback to the end of the window: every piece of
--- the rule needs all of a cluster's starts, and the window over every write that finds them would otherwise run
--- again in each piece (and hold its memory there).
+-- watch-rewind, stage stage_rewind_epochs: where each cluster's server epochs start. A new cluster (or an etcd restore)
+-- starts its resourceVersions over; a client "going back" across such a reset is not rewinding, so streams never span
+-- two epochs. An epoch starts where the resourceVersion a write returned (response_rv, which ingest took from the
+-- response body: the store's revision after the write) falls below half of the one before; each start carries the
+-- number of epochs started up to then (t_ms: its time in whole milliseconds). Writes logged in the same microsecond are
+-- taken in the order of their revisions, so that no epoch starts between two of them. Events are left out: they may
+-- live in another etcd. Selected once, from the start of the lookback to the end of the window: every piece of the rule
+-- needs all of a cluster's starts, and the window over every write that finds them would otherwise run again in each
+-- piece (and hold its memory there).
 WITH server_revisions AS (
-    SELECT w.cluster, w.t, w.rv, lag(w.rv IGNORE NULLS) OVER (PARTITION BY w.cluster ORDER BY w.t, w.audit_id) AS prev_rv
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.stage_at AS t, a.response_rv AS rv
+    SELECT w.cluster, w.t, w.rv, lag(w.rv IGNORE NULLS) OVER (PARTITION BY w.cluster ORDER BY w.t, w.rv) AS prev_rv
+    FROM (SELECT coalesce(a.cluster, '') AS cluster, a.stage_at AS t, a.response_rv AS rv
           FROM audit_events a
           WHERE ks_advancing_write(a.stage, a.verb, a.code, a.resource, a.subresource)
             AND a.resource <> 'events'
