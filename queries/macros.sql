@@ -39,8 +39,11 @@ CREATE OR REPLACE TEMP MACRO ks_stream_in_piece(cluster, username, user_agent, c
 -- namespace it meets: a namespace smaller than a piece stays in one or two pieces, a large one is spread over its
 -- range, and the pieces stay equal however the namespaces fall on their bounds (see queries/election-lock-churn.sql).
 -- The point is before + n * hash / 2^64, in integers scaled by 2^64, so that the pieces nest as ks_in_piece's do
+-- (with one piece, every object without the arithmetic: 0.6 CPU-s of election-lock-churn's 882,244 writes on the real
+-- recordings replicated to 10M events)
 CREATE OR REPLACE TEMP MACRO ks_object_in_piece(cluster, namespace, name, before, n, total, pieces, piece) AS
-    ((CAST(before AS HUGEINT) << 64) + CAST(n AS HUGEINT) * CAST(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) AS HUGEINT))
+    CAST(pieces AS BIGINT) = 1
+    OR ((CAST(before AS HUGEINT) << 64) + CAST(n AS HUGEINT) * CAST(hash(coalesce(cluster, ''), coalesce(namespace, ''), coalesce(name, '')) AS HUGEINT))
         * CAST(pieces AS HUGEINT) // (CAST(total AS HUGEINT) << 64)
         = CAST(piece AS HUGEINT);
 
