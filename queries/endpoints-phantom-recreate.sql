@@ -73,14 +73,14 @@ ep_keyed AS (
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
--- How far before a slice create its delete can have started and still be closed by it: max_recreate_delay_s after the
--- delete completed, and no delete took longer than the longest one logged. A Service's slices are matched by
--- addresses, not by one name, so the creates meet its deletes in a hash join on the Service and the bucket of this
--- width (a create's own and the one before): per create, the deletes of that reach, where joining every earlier delete
--- of the Service grew with the square of its history (2.9M pairs for 44,000 writes on the real recordings replicated to
--- 10M events); // truncates toward zero, which leaves the buckets around 1970 twice as wide, never narrower. When the
--- latest delete before a create lies beyond the reach, so do all the others: the create closes none within the delay
--- either way (cycles_raw).
+-- How long before a slice create a delete can have started and still be recreated by it within the delay (the reach):
+-- max_recreate_delay_s plus the longest any slice delete took (requestReceived to stage). A Service's slices are
+-- matched by addresses, not by one name, so the creates meet its deletes in a hash join on the Service and the bucket
+-- of this width (a create's own and the one before): per create, the deletes within its reach, where joining every
+-- earlier delete of the Service grew with the square of its history (2.9M pairs for 44,000 writes on the real
+-- recordings replicated to 10M events); // truncates toward zero, which leaves the buckets around 1970 twice as wide,
+-- never narrower. When the latest delete before a create lies beyond its reach, so do all the others: the create
+-- closes none within the delay either way (cycles_raw).
 slice_reach AS (
     SELECT greatest(1, CAST(CAST($max_recreate_delay_s AS DOUBLE) * 1000000 AS BIGINT)
                        + coalesce(max(epoch_us(stage_at) - epoch_us(received_at)), 0)) AS reach_us
