@@ -127,16 +127,19 @@ obs0 AS (
     FROM r0
     GROUP BY ALL
 ),
+-- order: capture time (plain snapshots, audit), or position in the stream (watch files, whose times come from the
+-- events before in the file: a window over the watch files' observations only, not over every audit write)
 obs1 AS (
-    SELECT o.*,
-           -- order: capture time (plain snapshots, audit), or position in the stream (watch files)
-           CASE WHEN o.is_watch THEN NULL ELSE o.captured_at END AS ord_t,
-           CASE WHEN o.is_watch
-                THEN max(coalesce(o.change_time, o.captured_at)) OVER (
-                         PARTITION BY o.cluster, o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
-                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-                ELSE o.captured_at END AS ts
+    SELECT o.*, o.captured_at AS ord_t, o.captured_at AS ts
     FROM obs0 o
+    WHERE NOT o.is_watch
+    UNION ALL
+    SELECT o.*, NULL::TIMESTAMPTZ AS ord_t,
+           max(coalesce(o.change_time, o.captured_at)) OVER (
+               PARTITION BY o.cluster, o.stream, o.kind, o.namespace, o.obj ORDER BY o.seq, o.source_line
+               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS ts
+    FROM obs0 o
+    WHERE o.is_watch
 ),
 obs AS (
     SELECT o.*,
