@@ -512,8 +512,8 @@ ev_files AS (
 -- (BENCHMARKS.md). Two of 10M requests share a number with a chance of about 3 in a million; an auditID the
 -- client chose (the Audit-ID header) may be shared by two requests anyway. The strings are read again only for the
 -- requests a finding shows (its evidence items, the watch before each, each reported stream's key request) from
--- their events, in the scans of watches and of lists answered 410 that found them: no finding, no scan (an empty
--- build side)
+-- their events (shown_events), in the scans of watches and of lists answered 410 that found them: no finding, no scan
+-- (an empty build side)
 shown_reqs AS (
     SELECT e.cluster, e.req_id FROM ev_rows e SEMI JOIN streams s USING (stream)
     UNION
@@ -521,28 +521,26 @@ shown_reqs AS (
     UNION
     SELECT cluster, key_req_id FROM streams
 ),
+-- the events of those requests, with the stream key's strings as each logged them
+shown_events AS (
+    SELECT coalesce(a.cluster, '') AS cluster, hash(a.audit_id) AS req_id, a.audit_id,
+           coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t,
+           a.username, a.user_agent, a.source_ips[1] AS client_ip, a.api_group, a.api_version, a.resource,
+           a.namespace, a.name, a.label_selector, a.field_selector
+    FROM audit_events a
+    SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
+    WHERE a.verb = 'watch'
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+    UNION ALL
+    SELECT coalesce(a.cluster, ''), hash(a.audit_id), a.audit_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL
+    FROM audit_events a
+    SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
+    WHERE a.verb = 'list' AND a.code = 410
+      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+),
 req_strings AS (
-    SELECT cluster, req_id, min(audit_id) AS audit_id,
-           -- the stream key's strings as the request's first event logged them
-           arg_min(key, t) AS key
-    FROM (SELECT coalesce(a.cluster, '') AS cluster, hash(a.audit_id) AS req_id, a.audit_id,
-                 {'username': coalesce(a.username, ''), 'user_agent': coalesce(a.user_agent, ''),
-                  'client_ip': coalesce(a.source_ips[1], ''), 'api_group': coalesce(a.api_group, ''),
-                  'api_version': coalesce(a.api_version, ''), 'resource': a.resource,
-                  'namespace': coalesce(a.namespace, ''), 'obj_name': coalesce(a.name, ''),
-                  'label_selector': coalesce(a.label_selector, ''), 'field_selector': coalesce(a.field_selector, '')} AS key,
-                 coalesce(a.stage_at, a.received_at, 'infinity'::TIMESTAMPTZ) AS t
-          FROM audit_events a
-          SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
-          WHERE a.verb = 'watch'
-            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-          UNION ALL
-          SELECT coalesce(a.cluster, ''), hash(a.audit_id), a.audit_id, NULL, 'infinity'::TIMESTAMPTZ
-          FROM audit_events a
-          SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
-          WHERE a.verb = 'list' AND a.code = 410
-            AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until))
-    GROUP BY cluster, req_id
+    SELECT cluster, req_id, min(audit_id) AS audit_id FROM shown_events GROUP BY cluster, req_id
 ),
 -- each finding's evidence in time order: each stream's list is sorted once built, on (recv, audit ID) carried beside
 -- the item (neither is NULL here: the scans and joins above drop such requests), not by an ordered aggregate
@@ -577,12 +575,21 @@ ev AS (
     LEFT JOIN ev_files f ON f.file_hash = k.file_hash
     GROUP BY e.stream
 ),
--- the strings of each reported stream's key, from the events of one of its watches (its first event)
+-- the strings of each reported stream's key, as the first event of its key request logged them (one struct per stream
+-- in the aggregate: one per shown request ran out of memory under 200MB on the real recordings replicated to 10M events)
 stream_keys AS (
-    SELECT s.stream, k.key.username, k.key.user_agent, k.key.client_ip, k.key.api_group, k.key.api_version, k.key.resource,
-           k.key.namespace, k.key.obj_name, k.key.label_selector, k.key.field_selector
-    FROM streams s
-    JOIN req_strings k ON k.cluster = s.cluster AND k.req_id = s.key_req_id
+    SELECT stream, key.username, key.user_agent, key.client_ip, key.api_group, key.api_version, key.resource,
+           key.namespace, key.obj_name, key.label_selector, key.field_selector
+    FROM (SELECT s.stream,
+           arg_min({'username': coalesce(e.username, ''), 'user_agent': coalesce(e.user_agent, ''),
+                    'client_ip': coalesce(e.client_ip, ''), 'api_group': coalesce(e.api_group, ''),
+                    'api_version': coalesce(e.api_version, ''), 'resource': e.resource,
+                    'namespace': coalesce(e.namespace, ''), 'obj_name': coalesce(e.name, ''),
+                    'label_selector': coalesce(e.label_selector, ''), 'field_selector': coalesce(e.field_selector, '')},
+                   e.t) AS key
+          FROM streams s
+          JOIN shown_events e ON e.cluster = s.cluster AND e.req_id = s.key_req_id
+          GROUP BY s.stream)
 ),
 findings AS (
     SELECT s.*,
