@@ -570,7 +570,7 @@ ev AS (
     FROM ev_rows e
     JOIN streams s USING (stream)
     JOIN reqs k ON k.cluster = e.cluster AND k.req_id = e.req_id
-    JOIN req_strings i ON i.cluster = e.cluster AND i.req_id = e.req_id
+    LEFT JOIN req_strings i ON i.cluster = e.cluster AND i.req_id = e.req_id
     LEFT JOIN req_strings p ON p.cluster = e.cluster AND p.req_id = e.prev_req_id
     LEFT JOIN ev_files f ON f.file_hash = k.file_hash
     GROUP BY e.stream
