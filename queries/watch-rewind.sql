@@ -508,12 +508,12 @@ ev_files AS (
     GROUP BY 1
 ),
 -- Up to here a request is named by the hash of its cluster's auditID (req_id): grouped, joined and sorted as a number,
--- where the 36-character strings took a quarter of the rule's CPU time on the real recordings replicated to 10M events
--- (BENCHMARKS.md). Two of 10M requests share a number with a chance of about 3 in a million; an auditID the
+-- where the 36-character strings took nearly a third of the rule's CPU time on the real recordings replicated to 10M
+-- events (BENCHMARKS.md). Two of 10M requests share a number with a chance of about 3 in a million; an auditID the
 -- client chose (the Audit-ID header) may be shared by two requests anyway. The strings are read again only for the
--- requests a finding shows (its evidence items, the watch before each, each reported stream's key request) from
--- their events (shown_events), in the scans of watches and of lists answered 410 that found them: no finding, no scan
--- (an empty build side)
+-- requests a finding shows (its evidence items, the watch before each, each reported stream's key request) from their
+-- events (shown_events), in the scans of watches and of lists answered 410 that found them: no finding, no scan (an
+-- empty build side)
 shown_reqs AS (
     SELECT e.cluster, e.req_id FROM ev_rows e SEMI JOIN streams s USING (stream)
     UNION
