@@ -512,8 +512,8 @@ ev_files AS (
 -- events (BENCHMARKS.md). Two of 10M requests share a number with a chance of about 3 in a million; an auditID the
 -- client chose (the Audit-ID header) may be shared by two requests anyway. The strings are read again only for the
 -- requests a finding shows (its evidence items, the watch before each, each reported stream's key request) from their
--- events (shown_events), in the scans of watches and of lists answered 410 that found them: no finding, no scan (an
--- empty build side)
+-- events (shown_events): the watches' in a scan of them, the lists' among the lists answered 410 (gone_list_ids): no
+-- finding, no scan (an empty build side)
 shown_reqs AS (
     SELECT e.cluster, e.req_id FROM ev_rows e SEMI JOIN streams s USING (stream)
     UNION
@@ -532,12 +532,10 @@ shown_events AS (
     WHERE a.verb = 'watch'
       AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
     UNION ALL
-    SELECT coalesce(a.cluster, ''), hash(a.audit_id), a.audit_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL
-    FROM audit_events a
-    SEMI JOIN shown_reqs r ON r.cluster = coalesce(a.cluster, '') AND r.req_id = hash(a.audit_id)
-    WHERE a.verb = 'list' AND a.code = 410
-      AND a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+    -- every list the rule follows is one of these, found before
+    SELECT g.cluster, hash(g.audit_id), g.audit_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM gone_list_ids g
+    SEMI JOIN shown_reqs r ON r.cluster = g.cluster AND r.req_id = hash(g.audit_id)
 ),
 req_strings AS (
     SELECT cluster, req_id, min(audit_id) AS audit_id FROM shown_events GROUP BY cluster, req_id
