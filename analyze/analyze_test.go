@@ -116,7 +116,7 @@ func TestRulesOnEmptyTables(t *testing.T) {
 			t.Errorf("%s on empty tables: %d findings", r.ID, len(findings))
 		}
 		args := pieceArgs(r, Args(r, Options{}), 0, 1)
-		drop, err := stage(context.Background(), conn, r, args)
+		drop, err := stage(context.Background(), conn, r, args, unsorted)
 		if err != nil {
 			t.Errorf("%s: %v", r.ID, err)
 		}

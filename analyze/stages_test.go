@@ -107,7 +107,7 @@ func TestTransientStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	drop, err := stage(ctx, conn, r, Args(r, Options{}))
+	drop, err := stage(ctx, conn, r, Args(r, Options{}), unsorted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestLockCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	drop, err := stage(ctx, conn, r, Args(r, Options{}))
+	drop, err := stage(ctx, conn, r, Args(r, Options{}), unsorted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,5 +193,71 @@ func TestLockCandidates(t *testing.T) {
 	}
 	if int64(staged) >= written {
 		t.Errorf("%d objects staged for the pieces of %d written: none left out", staged, written)
+	}
+}
+
+// unsorted is stage's answer for a rule that runs in one piece: no stage sorted for pieces.
+func unsorted(int) (bool, error) { return false, nil }
+
+// TestStagesSortedForPieces: a stage with sort_for_pieces is made sorted by its columns when the
+// rule runs in more than one piece (told before the stage is made, from its query's rows), and as
+// its query makes it in one piece; a column the stage lacks fails the stage at once.
+func TestStagesSortedForPieces(t *testing.T) {
+	ctx := context.Background()
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	rs, err := rules.LoadDir("analyze/testdata/stages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	r.Stages = []rules.Stage{{Table: "stage_writes", Query: "staged-writes", SortForPieces: []string{"verb", "ts"},
+		SQL: "SELECT verb, stage_at AS ts, audit_id FROM audit_events WHERE verb IN ('create', 'update', 'patch') AND stage_at <= ks_window_end($until)\nORDER BY audit_id -- not by verb"}}
+	// one finding per piece, whose count is how many of the stage's rows are out of the order of
+	// (verb, ts), in the order the stage holds them
+	r.SQL = `SELECT 'staged-writes' AS rule, 'info' AS severity, '' AS cluster, NULL::VARCHAR AS namespace, NULL::VARCHAR AS name,
+		format('piece {} of {}', $piece + 1, $pieces) AS subject,
+		TIMESTAMPTZ '2026-01-01 00:00:00Z' AS first_seen, TIMESTAMPTZ '2026-01-01 00:00:00Z' AS last_seen,
+		count(*) FILTER (WHERE back) AS count, struct_pack(staged := count(*), drawn := 0) AS facts, '[]' AS evidence
+		FROM (SELECT (verb, ts) < lag((verb, ts)) OVER (ORDER BY rowid) AS back FROM kubesift_stages.main.stage_writes)`
+	var writes int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM audit_events WHERE verb IN ('create', 'update', 'patch')").Scan(&writes); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                 string
+		rowsPerPiece, pieces int64 // the rule's pieces.rows; analyze's Pieces (0: counted)
+		sorted               bool
+	}{
+		{"counted, one piece", writes, 0, false},
+		{"counted, two pieces", (writes + 1) / 2, 0, true},
+		{"one piece asked for", 10, 1, false},
+		{"two pieces asked for", writes, 2, true},
+	} {
+		rule := r
+		rule.Pieces = &rules.Pieces{Table: "stage_writes", Rows: tc.rowsPerPiece}
+		rep, err := Run(ctx, db, []rules.Rule{rule}, Options{Pieces: tc.pieces})
+		if err != nil || rep.Outcomes[0].Err != nil {
+			t.Fatalf("%s: %v %v", tc.name, err, rep.Outcomes[0].Err)
+		}
+		var piece, pieces, back, staged int64
+		var drawn string
+		if _, err := fmt.Sscanf(rep.Findings[0].Summary, "piece %d of %d: %d of %d writes, drawn %s", &piece, &pieces, &back, &staged, &drawn); err != nil {
+			t.Fatalf("%s: summary %q: %v", tc.name, rep.Findings[0].Summary, err)
+		}
+		if staged != writes || (back == 0) != tc.sorted || (pieces > 1) != tc.sorted {
+			t.Errorf("%s: in %d pieces %d of %d rows out of order; want them sorted: %v", tc.name, pieces, back, staged, tc.sorted)
+		}
+	}
+
+	conn, err := openSandbox(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	lacking := r
+	lacking.Stages = []rules.Stage{{Table: "stage_writes", Query: "staged-writes", SortForPieces: []string{"verb", "place_bucket"}, SQL: r.Stages[0].SQL}}
+	if _, err := stage(ctx, conn, lacking, Args(r, Options{}), unsorted); err == nil ||
+		!strings.Contains(err.Error(), `stage stage_writes (stages/staged-writes.sql): sort_for_pieces: the stage has no column "place_bucket" (it has verb, ts, audit_id)`) {
+		t.Errorf("a sort column the stage lacks: %v", err)
 	}
 }

@@ -17,6 +17,9 @@ const FindingsStage = StageTablePrefix + "findings"
 
 var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$`)
 
+// sortColumnPattern is the form of a column a stage is sorted by (SortForPieces): a plain name.
+var sortColumnPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
 // Stage is a part of a rule's input selected once per analysis, before the rule's pieces run:
 // the query stages/<Query>.sql (beside the rule's query) is kept as the table Table in the
 // sandbox's own memory (compressed once all the rule's stages are made), which the rule's query
@@ -26,11 +29,15 @@ var stageTablePattern = regexp.MustCompile(`^` + StageTablePrefix + `[a-z0-9_]+$
 // the lookback, never the piece, and may read the stages before it. A transient stage only feeds
 // the stages after it (the rule's query never reads it): it is dropped once the rule's stages are
 // all made and compressed, before the pieces run, so that rows selected to decide what the pieces
-// need hold no memory while they run.
+// need hold no memory while they run. A stage with SortForPieces is made sorted by those columns
+// when the rule will run in more than one piece, as far as can be told when it is made (a piece
+// that runs out of memory and splits reads it as it was made): a piece's join on them then skips
+// the row groups of the other pieces, where a rule in one piece would only pay for the sort.
 type Stage struct {
-	Table     string `yaml:"table"`
-	Query     string `yaml:"query"`
-	Transient bool   `yaml:"transient"`
+	Table         string   `yaml:"table"`
+	Query         string   `yaml:"query"`
+	Transient     bool     `yaml:"transient"`
+	SortForPieces []string `yaml:"sort_for_pieces"`
 
 	SQL string `yaml:"-"` // the query named by Query
 }
@@ -47,6 +54,14 @@ func checkStages(stages []Stage, bad func(i int, format string, args ...any)) {
 			bad(i, "stages[%d]: table %q staged twice", i, s.Table)
 		case s.Transient && i == len(stages)-1:
 			bad(i, "stages[%d]: table %q is transient, but no stage follows it to read it", i, s.Table)
+		}
+		for _, c := range s.SortForPieces {
+			if !sortColumnPattern.MatchString(c) {
+				bad(i, "stages[%d]: sort_for_pieces: column %q: want a column name of lowercase letters, digits and underscores", i, c)
+			}
+		}
+		if s.Transient && len(s.SortForPieces) > 0 {
+			bad(i, "stages[%d]: table %q is transient, dropped before the pieces run: it has nothing to sort for them", i, s.Table)
 		}
 		if !idPattern.MatchString(s.Query) {
 			bad(i, "stages[%d]: query %q: want the name of a file stages/NAME.sql (lowercase words joined by dashes)", i, s.Query)

@@ -98,3 +98,35 @@ func TestTransientStages(t *testing.T) {
 		t.Errorf("a transient last stage: %v", err)
 	}
 }
+
+// TestStagesSortedForPieces: a stage may name plain columns to be sorted by before more than one
+// piece runs; a transient stage may not (it is gone by then).
+func TestStagesSortedForPieces(t *testing.T) {
+	dir := t.TempDir()
+	good := strings.ReplaceAll(string(mustRead(t, "testdata/minimal.good.yaml")), "minimal", "mine")
+	write := func(name, text string) { t.Helper(); writeFile(t, dir, name, text) }
+	pieces := "pieces: {table: stage_mine, rows: 1000}\n"
+	write("stages/mine-all.sql", "SELECT * FROM audit_events WHERE stage_at >= $since AND $window_minutes > 0")
+	write("stages/mine-writes.sql", "SELECT * FROM stage_all")
+	write("mine.sql", "SELECT * FROM stage_mine WHERE $piece < $pieces AND $until IS NULL")
+	write("mine.yaml", good+pieces+"stages:\n  - {table: stage_all, query: mine-all, transient: true}\n"+
+		"  - {table: stage_mine, query: mine-writes, sort_for_pieces: [cluster, ns_key]}\n")
+	rs, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rs[0].Stages[1].SortForPieces; len(got) != 2 || got[0] != "cluster" || got[1] != "ns_key" || rs[0].Stages[0].SortForPieces != nil {
+		t.Errorf("stages %+v", rs[0].Stages)
+	}
+	write("mine.yaml", good+pieces+"stages:\n  - {table: stage_all, query: mine-all, transient: true, sort_for_pieces: [cluster]}\n"+
+		"  - {table: stage_mine, query: mine-writes, sort_for_pieces: [cluster, \"ns_key DESC\"]}\n")
+	_, err = LoadDir(dir)
+	for _, want := range []string{
+		`mine.yaml:15:5: stages[0]: table "stage_all" is transient, dropped before the pieces run: it has nothing to sort for them`,
+		`mine.yaml:16:5: stages[1]: sort_for_pieces: column "ns_key DESC": want a column name of lowercase letters, digits and underscores`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad sort_for_pieces: %v, want %q", err, want)
+		}
+	}
+}
