@@ -3,6 +3,7 @@ package analyze
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,8 +201,9 @@ func TestLockCandidates(t *testing.T) {
 func unsorted(int) (bool, error) { return false, nil }
 
 // TestStagesSortedForPieces: a stage with sort_for_pieces is made sorted by its columns when the
-// rule runs in more than one piece (told before the stage is made, from its query's rows), and as
-// its query makes it in one piece; a column the stage lacks fails the stage at once.
+// rule runs in more than one piece (told before the stage is made, from its query's rows) or when
+// that cannot be told yet (the pieces follow a later stage), and as its query makes it in one
+// piece; a column the stage lacks fails the stage at once.
 func TestStagesSortedForPieces(t *testing.T) {
 	ctx := context.Background()
 	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
@@ -226,15 +228,22 @@ func TestStagesSortedForPieces(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
 		rowsPerPiece, pieces int64 // the rule's pieces.rows; analyze's Pieces (0: counted)
+		later                bool  // the pieces follow a stage made after stage_writes
+		wantPieces           int64
 		sorted               bool
 	}{
-		{"counted, one piece", writes, 0, false},
-		{"counted, two pieces", (writes + 1) / 2, 0, true},
-		{"one piece asked for", 10, 1, false},
-		{"two pieces asked for", writes, 2, true},
+		{"counted, one piece", writes, 0, false, 1, false},
+		{"counted, two pieces", (writes + 1) / 2, 0, false, 2, true},
+		{"one piece asked for", 10, 1, false, 1, false},
+		{"two pieces asked for", writes, 2, false, 2, true},
+		{"the pieces of a later stage, not counted yet", writes, 0, true, 1, true},
 	} {
 		rule := r
 		rule.Pieces = &rules.Pieces{Table: "stage_writes", Rows: tc.rowsPerPiece}
+		if tc.later {
+			rule.Stages = append(slices.Clip(r.Stages), rules.Stage{Table: "stage_later", Query: "later", SQL: "SELECT * FROM stage_writes"})
+			rule.Pieces.Table = "stage_later"
+		}
 		rep, err := Run(ctx, db, []rules.Rule{rule}, Options{Pieces: tc.pieces})
 		if err != nil || rep.Outcomes[0].Err != nil {
 			t.Fatalf("%s: %v %v", tc.name, err, rep.Outcomes[0].Err)
@@ -244,7 +253,7 @@ func TestStagesSortedForPieces(t *testing.T) {
 		if _, err := fmt.Sscanf(rep.Findings[0].Summary, "piece %d of %d: %d of %d writes, drawn %s", &piece, &pieces, &back, &staged, &drawn); err != nil {
 			t.Fatalf("%s: summary %q: %v", tc.name, rep.Findings[0].Summary, err)
 		}
-		if staged != writes || (back == 0) != tc.sorted || (pieces > 1) != tc.sorted {
+		if staged != writes || (back == 0) != tc.sorted || pieces != tc.wantPieces {
 			t.Errorf("%s: in %d pieces %d of %d rows out of order; want them sorted: %v", tc.name, pieces, back, staged, tc.sorted)
 		}
 	}
