@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
+	"github.com/kubesift/kubesift/store"
 )
 
 // TestStages runs the user rule of analyze/testdata/stages over all the recordings: its stage is
@@ -17,12 +18,7 @@ import (
 // stage is gone once the rule has run; a stage that fails names itself and leaves nothing behind.
 func TestStages(t *testing.T) {
 	ctx := context.Background()
-	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
-	rs, err := rules.LoadDir("analyze/testdata/stages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rs[0]
+	db, r := stagedWritesRule(t)
 	var writes int64
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM audit_events WHERE verb IN ('create', 'update', 'patch')").Scan(&writes); err != nil {
 		t.Fatal(err)
@@ -32,7 +28,7 @@ func TestStages(t *testing.T) {
 	if want < 3 || want == r.Pieces.Count(events, 1) {
 		t.Fatalf("%d writes make %d pieces, %d events %d: the fixture cannot tell them apart", writes, want, events, r.Pieces.Count(events, 1))
 	}
-	rep, err := Run(ctx, db, rs, Options{})
+	rep, err := Run(ctx, db, []rules.Rule{r}, Options{})
 	if err != nil || rep.Outcomes[0].Err != nil {
 		t.Fatalf("%v %v", err, rep.Outcomes[0].Err)
 	}
@@ -89,12 +85,7 @@ func TestStages(t *testing.T) {
 // made and compressed, before any piece runs; the other stages stay until the rule drops them.
 func TestTransientStage(t *testing.T) {
 	ctx := context.Background()
-	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
-	rs, err := rules.LoadDir("analyze/testdata/stages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rs[0]
+	db, r := stagedWritesRule(t)
 	r.Stages = []rules.Stage{
 		{Table: "stage_all_writes", Query: "all-writes", SQL: "SELECT verb FROM audit_events WHERE verb IN ('create', 'update', 'patch')", Transient: true},
 		{Table: "stage_writes", Query: "staged-writes", SQL: "SELECT * FROM stage_all_writes WHERE verb = 'create'"},
@@ -197,6 +188,18 @@ func TestLockCandidates(t *testing.T) {
 	}
 }
 
+// stagedWritesRule returns a database of all the recordings and the user rule of
+// analyze/testdata/stages, which runs in pieces of its one stage.
+func stagedWritesRule(t *testing.T) (*store.DB, rules.Rule) {
+	t.Helper()
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	rs, err := rules.LoadDir("analyze/testdata/stages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, rs[0]
+}
+
 // unsorted is stage's answer for a rule that runs in one piece: no stage sorted for pieces.
 func unsorted(int) (bool, error) { return false, nil }
 
@@ -206,12 +209,7 @@ func unsorted(int) (bool, error) { return false, nil }
 // piece; a column the stage lacks fails the stage at once.
 func TestStagesSortedForPieces(t *testing.T) {
 	ctx := context.Background()
-	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
-	rs, err := rules.LoadDir("analyze/testdata/stages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rs[0]
+	db, r := stagedWritesRule(t)
 	r.Stages = []rules.Stage{{Table: "stage_writes", Query: "staged-writes", SortForPieces: []string{"verb", "ts"},
 		SQL: "SELECT verb, stage_at AS ts, audit_id FROM audit_events WHERE verb IN ('create', 'update', 'patch') AND stage_at <= ks_window_end($until)\nORDER BY audit_id -- not by verb"}}
 	// one finding per piece, whose count is how many of the stage's rows are out of the order of
