@@ -46,9 +46,10 @@ ns_pieces AS MATERIALIZED (
 ),
 -- the piece's share of the candidates' writes (stage_lock_writes), kept for their three readers. Only the namespaces
 -- of the piece, and of a namespace that spans several pieces only the piece's place buckets, are joined: in more than
--- one piece the stage is sorted by cluster, namespace and bucket, and the bounds of the join's keys then skip the stage's other row groups (a
--- piece at 10M events read 134,687 of 1,837,663 rows instead of all of them, before the candidates; of the recordings at 10M, where one
--- namespace holds 808,960 of them, a piece in that namespace read all of them before the buckets)
+-- one piece the stage is sorted by cluster, namespace and bucket (sort_for_pieces), and the bounds of the join's keys
+-- then skip the stage's other row groups (a piece at 10M events read 134,687 of 1,837,663 rows instead of all of them,
+-- before the candidates; of the recordings at 10M, where one namespace holds 808,960 of them, a piece in that namespace
+-- read all of them before the buckets)
 writes AS MATERIALIZED (
     SELECT w.* EXCLUDE (ns_key, place_bucket)
     FROM stage_lock_writes w

@@ -3,8 +3,8 @@
 -- more than one piece, analyze sorts it by cluster, namespace (ns_key: '' for cluster-scoped objects) and the place of
 -- the object (place_bucket: sort_for_pieces in the rule's YAML), so that a piece, which joins only its own namespaces
 -- and, of a namespace it shares with other pieces, only its buckets, skips the others' row groups. In one piece the
--- sort bought nothing: 0.6-1.0 s of the rule's 9-10 s on the real recordings replicated to 10M events, whose 7
--- candidates have 882,244 writes (BENCHMARKS.md).
+-- sort bought nothing and took half the stage's time: 1.14-1.26 s against 0.66-0.73 s on the real recordings
+-- replicated to 10M events, whose 7 candidates have 882,244 writes (BENCHMARKS.md).
 SELECT w.*
 FROM stage_lock_writes_all w
 SEMI JOIN stage_lock_candidates c
