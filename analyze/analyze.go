@@ -428,7 +428,7 @@ func runPieceOrSplit(ctx context.Context, conn *store.Sandbox, spill *evidenceSp
 // removes those made (also when a later one failed). A stage with SortForPieces is made sorted by
 // those columns when sorted(its index) says so: a piece that joins it on them then skips the
 // other pieces' row groups, where in one piece the sort buys nothing (election-lock-churn on the
-// recordings at 10M events: its stage of 882,244 writes in 0.64-0.67 s instead of 1.08-1.29 s).
+// recordings at 10M events: its stage of 882,244 writes in 0.66-0.73 s instead of 1.14-1.26 s).
 // Sorted when the stage is made, not once the pieces are counted: sorted then (the made table, or
 // its query run again), with the later stages in memory too, the rule took 19.5-23.3 s instead of
 // 16.5-17.0 s under 200MB (BENCHMARKS.md).
