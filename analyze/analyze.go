@@ -470,7 +470,9 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, s
 
 // rowsBeforeStage counts the rows of table for the pieces of r (see pieceRows) before its stage i
 // is made: the rows of stage i's query, or those of an earlier stage or an input; known is false
-// for a later stage, which is not made yet.
+// for a later stage, which is not made yet. Stage i's query then runs twice, counted and made;
+// DuckDB reads for the count only what decides the rows (election-lock-churn's: 0.00 s in its
+// profiler, against 0.66-0.73 s to make the stage).
 func rowsBeforeStage(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options, args []any, i int, table string) (n int64, known bool, err error) {
 	switch at := slices.IndexFunc(r.Stages, func(s rules.Stage) bool { return s.Table == table }); {
 	case at == i:

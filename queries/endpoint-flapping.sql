@@ -16,32 +16,35 @@ WITH
 -- to their first point (queries/macros.sql), so that the rows grow with the addresses observed, not with every address
 -- ever seen × every observation of its Service
 states AS (
-    SELECT * FROM ks_address_states($since, $until, dense := false)
+    SELECT *, hash(cluster, stream, kind, namespace, obj, ip) AS addr_key
+    FROM ks_address_states($since, $until, dense := false)
 ),
 -- each address's states in order (pos), the first point at which it is not absent, and the state before: three window
 -- functions over one sort (a point holds one state of an address: the macro's rows are unique per address and point,
--- so pt orders them as pos does). The window sorts only the address's key as one number (addr_key: a hash of its six strings;
--- two of a million addresses share one with a chance of about 3 in 100 million), its point and its state, and the
--- other columns are joined back below for the rows read on. Over the whole rows (the six strings, the evidence's file
--- and line, the pod) it took 6.0 s of the rule's 24.0 s at 30M events of the independent mix in DuckDB's profiler
--- (three windows of their own before that: 16.0 of 35.6 s); now 0.9 s, and the join back 2.8 s (BENCHMARKS.md)
+-- so pt orders them as pos does). The window sorts only the address's key as one number (addr_key, states': a hash of
+-- its six strings; two of a million addresses share one with a chance of about 3 in 100 million), its point and its
+-- state, and the other columns are joined back below for the rows read on. Over the whole rows (the six strings, the
+-- evidence's file and line, the pod) it took 6.0 s of the rule's 24.0 s at 30M events of the independent mix in
+-- DuckDB's profiler (three windows of their own before that: 16.0 of 35.6 s); now 0.9-1.0 s, and the join back
+-- 2.4-2.8 s (BENCHMARKS.md). It reads the three columns through a subquery: reading states itself, it sorted whole rows
+-- again (4.6 s)
 states_ord AS (
     SELECT addr_key, pt, state,
            row_number() OVER w AS pos,
            min(pt) FILTER (WHERE state <> 'absent') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS first_pt,
            lag(state) OVER w AS state_before
-    FROM (SELECT hash(cluster, stream, kind, namespace, obj, ip) AS addr_key, pt, state FROM states)
+    FROM (SELECT addr_key, pt, state FROM states)
     WINDOW w AS (PARTITION BY addr_key ORDER BY pt)
 ),
 -- the rows read on, with the rest of their columns: each address's first state (its leading absence, which no state
 -- after it follows, dropped) and every change of state (all that changes and seq_items read)
 states_lag AS (
-    SELECT s.*, o.addr_key, o.pos, o.prev_state
+    SELECT s.*, o.pos, o.prev_state
     FROM states s
     JOIN (SELECT addr_key, pt, pos, CASE WHEN pt > first_pt THEN state_before END AS prev_state
           FROM states_ord
           WHERE pt >= first_pt AND (pt = first_pt OR state <> state_before)) o
-      ON o.addr_key = hash(s.cluster, s.stream, s.kind, s.namespace, s.obj, s.ip) AND o.pt = s.pt
+      ON o.addr_key = s.addr_key AND o.pt = s.pt
 ),
 changes AS (
     SELECT c.*,
@@ -59,8 +62,8 @@ window_counts AS (
     SELECT addr_key, max(in_window) AS max_in_window
     FROM (SELECT addr_key,
                  count(*) OVER (PARTITION BY addr_key ORDER BY ts
-                                RANGE BETWEEN to_microseconds(CAST(CAST($window_minutes AS DOUBLE) * 60000000 AS BIGINT)) PRECEDING
-                                          AND CURRENT ROW) AS in_window
+                                RANGE BETWEEN to_microseconds(CAST(CAST($window_minutes AS DOUBLE) * 60000000 AS BIGINT))
+                                              PRECEDING AND CURRENT ROW) AS in_window
           FROM changes)
     GROUP BY addr_key
 ),
@@ -122,14 +125,14 @@ svc_addresses AS (
     FROM states
     GROUP BY ALL
 ),
--- per-address evidence: the sequence of states (merged) of the chosen stream
+-- per-address evidence: the sequence of states (merged: states_lag holds each address's first state and its changes
+-- only) of the chosen stream
 seq_items AS (
     SELECT b.cluster, b.namespace, b.svc, b.batch, b.ip,
            list(struct_pack("at" := ks_time_ms(s.ts), state := s.state,
                             file := s.source_file, line := s.source_line) ORDER BY s.pos) AS seq
     FROM batched b
     JOIN states_lag s ON s.addr_key = b.addr_key
-    WHERE s.prev_state IS NULL OR s.state <> s.prev_state
     GROUP BY ALL
 ),
 batch_agg AS (
