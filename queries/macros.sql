@@ -108,8 +108,9 @@ LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_f
 -- each of its runs (absent there, unless present), and one absent row at the first point for an address never
 -- present at any (so that it still counts among the Service's addresses); as many rows as the observations hold
 -- addresses. Both give the same changes of state at the same points, but for an address's absence before it first
--- appears, which only dense shows.
-CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true) AS TABLE
+-- appears, which only dense shows. piece of pieces (from 0; see ks_hash_in_piece) keeps only the Services (cluster,
+-- namespace, Service) that hash to it, each with all its objects: endpoint-flapping runs in such pieces.
+CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true, piece := 0, pieces := 1) AS TABLE
 WITH
 -- the observations that may fall in the window: a plain snapshot's or an audit write's time is its capture time, so
 -- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
@@ -117,7 +118,8 @@ WITH
 -- observations are all read
 r0 AS (
     SELECT * FROM ks_endpoint_observations()
-    WHERE is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until))
+    WHERE (is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)))
+      AND (CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces))
 ),
 -- one row per observation of an object
 obs0 AS (
