@@ -51,9 +51,10 @@ gaps AS (
            epoch(w.ts - lag(w.ts) OVER (PARTITION BY w.cluster, w.resource, w.namespace, w.name, w.username
                                         ORDER BY w.ts, w.audit_id)) AS gap_s
     FROM bare_writes w
-    WHERE NOT EXISTS (SELECT 1 FROM readable r
-                      WHERE r.cluster = w.cluster AND r.resource = w.resource AND r.namespace = w.namespace AND r.name = w.name)
-      AND NOT EXISTS (SELECT 1 FROM services_seen s WHERE s.cluster = w.cluster AND s.namespace = w.namespace AND s.name = w.name)
+    -- ANTI JOINs, not NOT EXISTS: DuckDB decorrelates a NOT EXISTS into a join on the distinct outer keys (IS NOT
+    -- DISTINCT FROM), 1.4 of the rule's 4.9 s at 30M events of the independent mix in its profiler
+    ANTI JOIN readable r ON r.cluster = w.cluster AND r.resource = w.resource AND r.namespace = w.namespace AND r.name = w.name
+    ANTI JOIN services_seen s ON s.cluster = w.cluster AND s.namespace = w.namespace AND s.name = w.name
 ),
 writers AS (
     SELECT cluster, resource, namespace, name, username,
