@@ -89,36 +89,39 @@ slice_reach AS (
 ),
 -- each create closes the latest delete of the same object that started before it completed. An Endpoints keeps its
 -- name: an ASOF join finds that delete in one sorted pass, where pairing every create with every earlier delete of a
--- name grows with the square of its history.
+-- name grows with the square of its history. Each pair carries the times and users cycles_raw judges it by: joined
+-- back to the deletes and creates by auditID instead, 1.8 of the rule's 6.7 s at 30M events of the independent mix in
+-- DuckDB's profiler (0.1 of 1.5 s at 10M)
 create_of AS (
-    SELECT c.audit_id AS create_id, d.audit_id AS delete_id
+    SELECT c.audit_id AS create_id, c.stage_at AS create_at, c.username AS creator,
+           d.audit_id AS delete_id, d.stage_at AS delete_at, d.username AS deleter
     FROM (SELECT * FROM creates WHERE kind = 'Endpoints') c
     ASOF JOIN (SELECT * FROM dels WHERE kind = 'Endpoints') d
       ON d.cluster = c.cluster AND d.namespace = c.namespace AND d.obj_name = c.obj_name AND d.received_at <= c.stage_at
     UNION ALL
-    SELECT c.audit_id, arg_max(d.audit_id, d.received_at)
-    FROM (SELECT c.*, unnest([epoch_us(c.stage_at) // b.reach_us, epoch_us(c.stage_at) // b.reach_us - 1]) AS bucket
-          FROM creates c, slice_reach b
-          WHERE c.kind = 'EndpointSlice') c
-    JOIN (SELECT d.*, epoch_us(d.received_at) // b.reach_us AS bucket
-          FROM dels d, slice_reach b
-          WHERE d.kind = 'EndpointSlice') d
-      ON d.cluster = c.cluster AND d.namespace = c.namespace AND d.service = c.service AND d.bucket = c.bucket
-     AND d.received_at <= c.stage_at
-     -- a recreated slice gets a new generated name, so it must hold some of the deleted one's addresses (a
-     -- Service's other slices, or a rebalancing of them, are not its recreation)
-     AND (d.obj_name = c.obj_name OR len(list_intersect(d.addrs, c.addrs)) > 0)
-    GROUP BY c.audit_id
+    SELECT create_id, create_at, creator, latest.id, latest.at, latest.username
+    FROM (SELECT c.audit_id AS create_id, any_value(c.stage_at) AS create_at, any_value(c.username) AS creator,
+                 arg_max({'id': d.audit_id, 'at': d.stage_at, 'username': d.username}, d.received_at) AS latest
+          FROM (SELECT c.*, unnest([epoch_us(c.stage_at) // b.reach_us, epoch_us(c.stage_at) // b.reach_us - 1]) AS bucket
+                FROM creates c, slice_reach b
+                WHERE c.kind = 'EndpointSlice') c
+          JOIN (SELECT d.*, epoch_us(d.received_at) // b.reach_us AS bucket
+                FROM dels d, slice_reach b
+                WHERE d.kind = 'EndpointSlice') d
+            ON d.cluster = c.cluster AND d.namespace = c.namespace AND d.service = c.service AND d.bucket = c.bucket
+           AND d.received_at <= c.stage_at
+           -- a recreated slice gets a new generated name, so it must hold some of the deleted one's addresses (a
+           -- Service's other slices, or a rebalancing of them, are not its recreation)
+           AND (d.obj_name = c.obj_name OR len(list_intersect(d.addrs, c.addrs)) > 0)
+          GROUP BY c.audit_id)
 ),
 -- each delete takes its first create, if it came soon enough and from someone else
 cycles_raw AS (
-    SELECT d.audit_id AS delete_id, arg_min(c.audit_id, c.stage_at) AS create_id
-    FROM create_of o
-    JOIN dels d ON d.audit_id = o.delete_id
-    JOIN creates c ON c.audit_id = o.create_id
-    WHERE c.stage_at <= d.stage_at + to_microseconds(CAST(CAST($max_recreate_delay_s AS DOUBLE) * 1000000 AS BIGINT))
-      AND c.username <> d.username
-    GROUP BY d.audit_id
+    SELECT delete_id, arg_min(create_id, create_at) AS create_id
+    FROM create_of
+    WHERE create_at <= delete_at + to_microseconds(CAST(CAST($max_recreate_delay_s AS DOUBLE) * 1000000 AS BIGINT))
+      AND creator <> deleter
+    GROUP BY delete_id
 ),
 -- the window's snapshot observations of Endpoints, in order per object (for the snapshots-only path below, which
 -- needs the history of their Services too)
