@@ -93,14 +93,14 @@ slice_reach AS (
 -- back to the deletes and creates by auditID instead, 1.8 of the rule's 6.7 s at 30M events of the independent mix in
 -- DuckDB's profiler (0.1 of 1.5 s at 10M)
 create_of AS (
-    SELECT c.audit_id AS create_id, c.stage_at AS create_at, c.username AS creator,
+    SELECT c.cluster, c.audit_id AS create_id, c.stage_at AS create_at, c.username AS creator,
            d.audit_id AS delete_id, d.stage_at AS delete_at, d.username AS deleter
     FROM (SELECT * FROM creates WHERE kind = 'Endpoints') c
     ASOF JOIN (SELECT * FROM dels WHERE kind = 'Endpoints') d
       ON d.cluster = c.cluster AND d.namespace = c.namespace AND d.obj_name = c.obj_name AND d.received_at <= c.stage_at
     UNION ALL
-    SELECT create_id, create_at, creator, latest.id, latest.at, latest.username
-    FROM (SELECT c.audit_id AS create_id, any_value(c.stage_at) AS create_at, any_value(c.username) AS creator,
+    SELECT cluster, create_id, create_at, creator, latest.id, latest.at, latest.username
+    FROM (SELECT c.cluster, c.audit_id AS create_id, any_value(c.stage_at) AS create_at, any_value(c.username) AS creator,
                  arg_max({'id': d.audit_id, 'at': d.stage_at, 'username': d.username}, d.received_at) AS latest
           FROM (SELECT c.*, unnest([epoch_us(c.stage_at) // b.reach_us, epoch_us(c.stage_at) // b.reach_us - 1]) AS bucket
                 FROM creates c, slice_reach b
@@ -113,15 +113,15 @@ create_of AS (
            -- a recreated slice gets a new generated name, so it must hold some of the deleted one's addresses (a
            -- Service's other slices, or a rebalancing of them, are not its recreation)
            AND (d.obj_name = c.obj_name OR len(list_intersect(d.addrs, c.addrs)) > 0)
-          GROUP BY c.audit_id)
+          GROUP BY c.cluster, c.audit_id)
 ),
 -- each delete takes its first create, if it came soon enough and from someone else
 cycles_raw AS (
-    SELECT delete_id, arg_min(create_id, create_at) AS create_id
+    SELECT cluster, delete_id, arg_min(create_id, create_at) AS create_id
     FROM create_of
     WHERE create_at <= delete_at + to_microseconds(CAST(CAST($max_recreate_delay_s AS DOUBLE) * 1000000 AS BIGINT))
       AND creator <> deleter
-    GROUP BY delete_id
+    GROUP BY cluster, delete_id
 ),
 -- the window's snapshot observations of Endpoints, in order per object (for the snapshots-only path below, which
 -- needs the history of their Services too)
@@ -144,7 +144,7 @@ snap_seq AS (
 svc_needed AS (
     SELECT d.cluster, d.namespace, d.service AS name
     FROM cycles_raw r
-    JOIN dels d ON d.audit_id = r.delete_id
+    JOIN dels d ON d.cluster = r.cluster AND d.audit_id = r.delete_id
     UNION
     SELECT cluster, namespace, name
     FROM snap_seq
@@ -191,8 +191,8 @@ cycles_joined AS (
            c.source_file AS create_file, c.source_line AS create_line,
            epoch_ms(c.stage_at) - epoch_ms(d.stage_at) AS recreate_ms
     FROM cycles_raw r
-    JOIN dels d ON d.audit_id = r.delete_id
-    JOIN creates c ON c.audit_id = r.create_id
+    JOIN dels d ON d.cluster = r.cluster AND d.audit_id = r.delete_id
+    JOIN creates c ON c.cluster = r.cluster AND c.audit_id = r.create_id
 ),
 -- what was known about the Service: each cycle meets the Service's records by ASOF joins, one sorted pass each
 -- instead of every record of the Service paired with every cycle
