@@ -385,8 +385,10 @@ write_keys AS (
     SELECT x.cluster, hash(x.apiserver) AS apiserver, x.audit_id, x.verb, b.resource_hash, x.namespace, x.name, x.at,
            greatest(TRY_CAST(x.object_rv AS BIGINT), x.response_rv) AS rv_seen,
            x.always_writes, epoch_ms(x.at) // 60000 AS bucket,
-           unnest(list_distinct([{'ns': hash(x.namespace), 'name': hash(x.name)}, {'ns': hash(x.namespace), 'name': hash('')},
-                                 {'ns': hash(''), 'name': hash(x.name)}, {'ns': hash(''), 'name': hash('')}])) AS scope
+           -- a write with no namespace (or name) has the same scope twice: repeat_proof's minimums take it twice alike,
+           -- where dropping the repeats (list_distinct) took 0.35 s of the rule on the real recordings at 10M events
+           unnest([{'ns': hash(x.namespace), 'name': hash(x.name)}, {'ns': hash(x.namespace), 'name': hash('')},
+                   {'ns': hash(''), 'name': hash(x.name)}, {'ns': hash(''), 'name': hash('')}]) AS scope
     FROM writes x
     JOIN (SELECT DISTINCT cluster, resource_hash, bucket FROM repeat_buckets) b
       ON b.cluster = x.cluster AND b.resource_hash = hash(x.api_group, x.resource) AND b.bucket = epoch_ms(x.at) // 60000
