@@ -52,7 +52,7 @@ func (n planNode) filters() []string {
 // hintOnly returns the scan filters of n that are only a zone-map hint ("optional: verb IN
 // ('create', 'delete')"): the scan then returns every row of the vectors the hint keeps, and a
 // filter above it does the work. DuckDB writes all the filters of a column as one entry, the hint
-// first ("optional: resource='endpoints' OR resource='endpointslices' AND (COALESCE(resource, '')
+// first ("optional: resource='endpoints' OR resource='endpointslices' AND (COALESCE(resource, ...)
 // IN (...))"), so an entry with no other filter is a hint only.
 func (n planNode) hintOnly() []string {
 	var out []string
@@ -126,7 +126,8 @@ var nestedLoops = []string{"NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN", "CROSS_PRODU
 // windowedTables), so that a short window over a long database still reads all of it, and a
 // scan of one whose filter on a column is only a zone-map hint (an IN list or an OR of a bare
 // column: the scan fetches every column of every row it does not skip whole, for a filter above
-// it; the same list over coalesce(column, '') filters in the scan, see queries/macros.sql).
+// it; the same list over coalesce(column, the empty string) filters in the scan, see
+// queries/macros.sql).
 func TestRulePlans(t *testing.T) {
 	ctx := context.Background()
 	// All the recordings, one cluster each: the database TestPiecesGiveTheSameFindings uses too.
