@@ -71,7 +71,8 @@ var (
 	sqlQuotedID  = regexp.MustCompile(`"(?:[^"]|"")*"`)
 	sqlCall      = regexp.MustCompile(`(?i)\b([a-z_][a-z0-9_]*)\s*\(`)
 	sqlFilter    = regexp.MustCompile(`(?i)\bFILTER\s*\(\s*WHERE\b`) // the standard's aggregate filter, not DuckDB's filter()
-	macroDefined = regexp.MustCompile(`(?i)\bMACRO\s+([a-z_][a-z0-9_]*)\s*\(`)
+	macroDefined = regexp.MustCompile(`(?i)\b(MACRO|VIEW)\s+([a-z_][a-z0-9_]*)\s*(\(|AS\b)`)
+	sqlName      = regexp.MustCompile(`(?i)\b[a-z_][a-z0-9_]*\b`)
 )
 
 // bareSQL is query without comments, with its string literals emptied and its quoted
@@ -85,7 +86,7 @@ func bareSQL(query string) string {
 
 // duckdbOnlyUses returns the DuckDB-only functions and constructs query uses, with those of the
 // macros it calls (macros: each macro's name and its body).
-func duckdbOnlyUses(query string, duckdbOnly map[string]bool, macros map[string]string) []string {
+func duckdbOnlyUses(query string, duckdbOnly map[string]bool, macros map[string]definition) []string {
 	used := map[string]bool{}
 	var walk func(q string, seen map[string]bool)
 	walk = func(q string, seen map[string]bool) {
@@ -97,16 +98,23 @@ func duckdbOnlyUses(query string, duckdbOnly map[string]bool, macros map[string]
 		}
 		for _, m := range sqlCall.FindAllStringSubmatch(q, -1) {
 			name := strings.ToLower(m[1])
-			if body, ok := macros[name]; ok {
+			if d, ok := macros[name]; ok && d.macro {
 				used["CREATE MACRO"] = true
 				if !seen[name] {
 					seen[name] = true
-					walk(body, seen)
+					walk(d.body, seen)
 				}
 				continue
 			}
 			if duckdbOnly[name] {
 				used[name] = true
+			}
+		}
+		for _, n := range sqlName.FindAllString(q, -1) { // a view is read by its name (CREATE VIEW is standard)
+			name := strings.ToLower(n)
+			if d, ok := macros[name]; ok && !d.macro && !seen[name] {
+				seen[name] = true
+				walk(d.body, seen)
 			}
 		}
 	}
@@ -120,18 +128,23 @@ func duckdbOnlyUses(query string, duckdbOnly map[string]bool, macros map[string]
 	})
 }
 
-// splitMacros returns each macro of macros.sql by name with its body (the text up to the next
-// macro).
-func splitMacros(all string) map[string]string {
+// definition is a macro or view of macros.sql: its body, the text up to the next definition.
+type definition struct {
+	body  string
+	macro bool // else a view
+}
+
+// splitMacros returns each macro and view of macros.sql by name.
+func splitMacros(all string) map[string]definition {
 	bare := bareSQL(all)
 	locs := macroDefined.FindAllStringSubmatchIndex(bare, -1)
-	out := map[string]string{}
+	out := map[string]definition{}
 	for i, l := range locs {
 		end := len(bare)
 		if i+1 < len(locs) {
 			end = locs[i+1][0]
 		}
-		out[strings.ToLower(bare[l[2]:l[3]])] = bare[l[1]:end]
+		out[strings.ToLower(bare[l[4]:l[5]])] = definition{body: bare[l[1]:end], macro: strings.EqualFold(bare[l[2]:l[3]], "MACRO")}
 	}
 	return out
 }
@@ -212,11 +225,12 @@ func TestRulesMarkTheirDuckDBOnlySQL(t *testing.T) {
 	}
 }
 
-// TestDuckDBOnlyFindsWhatItMarks: the finder sees functions, constructs and macros' contents,
-// and nothing in comments or strings.
+// TestDuckDBOnlyFindsWhatItMarks: the finder sees functions, constructs and the contents of
+// macros and views, and nothing in comments or strings.
 func TestDuckDBOnlyFindsWhatItMarks(t *testing.T) {
 	only := map[string]bool{"arg_max": true, "strftime": true, "list_sort": true}
-	macros := splitMacros("CREATE OR REPLACE TEMP MACRO ks_t(x) AS strftime(x, '%Y');\nCREATE TEMP MACRO ks_u(x) AS ks_t(x);")
+	macros := splitMacros("CREATE OR REPLACE TEMP MACRO ks_t(x) AS strftime(x, '%Y');\nCREATE TEMP MACRO ks_u(x) AS ks_t(x);\n" +
+		"CREATE OR REPLACE TEMP VIEW ks_v AS SELECT list_sort(l) FROM t;")
 	for _, c := range []struct {
 		query string
 		want  []string
@@ -224,6 +238,8 @@ func TestDuckDBOnlyFindsWhatItMarks(t *testing.T) {
 		{"SELECT arg_max(a, b), count(*) FROM t", []string{"arg_max"}},
 		{"SELECT max(a) -- arg_max(a, b)\nFROM t WHERE s = 'list_sort(x)'", nil},
 		{"SELECT ks_u(a) FROM t", []string{"CREATE MACRO", "strftime"}},
+		{"SELECT * FROM ks_v", []string{"list_sort"}},
+		{"SELECT * FROM t WHERE v = 'ks_v'", nil},
 		{"SELECT a->>'$.b', c::INT, [1, 2], l[1:3], {k: 1} FROM t QUALIFY row_number() OVER () = 1", []string{"->>", "::", "QUALIFY", "[a, b]", "[start:end]", "{key: value}"}},
 		{"SELECT count(*) FILTER (WHERE a), l[1] FROM t GROUP BY ALL", []string{"GROUP BY ALL"}},
 		{"SELECT * FROM a ASOF LEFT JOIN b ON a.k = b.k AND a.t >= b.t SEMI JOIN c ON c.k = a.k ANTI JOIN d ON d.k = a.k", []string{"ANTI JOIN", "ASOF JOIN", "SEMI JOIN"}},

@@ -1,4 +1,4 @@
--- Macros shared by the rules' queries (and available to user rules): created as TEMP macros on the
+-- Macros shared by the rules' queries (and available to user rules): created as TEMP macros (and one TEMP view) on the
 -- analysis connection before the rules run. Names start with ks_.
 
 -- the analysis window: $since/$until (NULL = unbounded) as TIMESTAMPTZ bounds
@@ -73,20 +73,25 @@ CREATE OR REPLACE TEMP MACRO ks_usernames(csv) AS list_filter(string_split(csv, 
 CREATE OR REPLACE TEMP MACRO ks_election_lease(namespace, name) AS
     namespace <> 'kube-node-lease' AND NOT (namespace = 'kube-system' AND name LIKE 'apiserver-%');
 
--- ks_endpoint_observations(): the addresses of every observation of an Endpoints or EndpointSlice
--- (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it was seen:
--- 'audit', 'watch FILE' (a snapshot file holding several observations of one object: kubectl get -w,
--- is_watch) or 'snapshots' (plain snapshots, ordered by capture time). Streams are never mixed, and
--- neither are clusters (cluster: "" when unknown).
+-- ks_endpoint_watch_files: the snapshot files that are watch streams (kubectl get -w: a file holding several
+-- observations of one object), decided over all their rows. A view, since ks_endpoint_observations reads the watch
+-- files from a table or view named by its watch_files argument (this one unless told another): endpoint-flapping
+-- stages these rows once for all its pieces (stages/endpoint-flapping-watch-files.sql), where deciding again in each
+-- piece grew with the square of the snapshot rows (3.84M snapshot rows in 12 pieces: 13.8-14.3 s instead of
+-- 16.9-18.5 s, BENCHMARKS.md).
+CREATE OR REPLACE TEMP VIEW ks_endpoint_watch_files AS
+SELECT DISTINCT source, source_file
+FROM endpoint_addresses
+WHERE source = 'snapshot'
+GROUP BY source, source_file, kind, namespace, name
+HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1;
+
+-- ks_endpoint_observations(watch_files := 'ks_endpoint_watch_files'): the addresses of every observation of an
+-- Endpoints or EndpointSlice (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it
+-- was seen: 'audit', 'watch FILE' (a file of watch_files, is_watch) or 'snapshots' (plain snapshots, ordered by capture
+-- time). Streams are never mixed, and neither are clusters (cluster: "" when unknown).
 -- Shared by endpoint-flapping and the timeline.
-CREATE OR REPLACE TEMP MACRO ks_endpoint_observations() AS TABLE
-WITH watch_files AS (
-    SELECT DISTINCT source, source_file
-    FROM endpoint_addresses
-    WHERE source = 'snapshot'
-    GROUP BY source, source_file, kind, namespace, name
-    HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1
-)
+CREATE OR REPLACE TEMP MACRO ks_endpoint_observations(watch_files := 'ks_endpoint_watch_files') AS TABLE
 SELECT e.* REPLACE (coalesce(e.cluster, '') AS cluster),
        coalesce(e.service, e.name) AS svc,
        CASE WHEN e.source = 'audit' THEN 'audit'
@@ -95,7 +100,7 @@ SELECT e.* REPLACE (coalesce(e.cluster, '') AS cluster),
        (wf.source_file IS NOT NULL) AS is_watch
 FROM endpoint_addresses e
 -- equalities only, so that it hashes instead of looping
-LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_file;
+LEFT JOIN query_table(watch_files) wf ON wf.source = e.source AND wf.source_file = e.source_file;
 
 -- ks_address_states(since, until, dense := true): per cluster, stream, Service and address, its state at each
 -- observation point of the Service within the window: ready / terminating / notReady / absent, the Service's
@@ -109,15 +114,17 @@ LEFT JOIN watch_files wf ON wf.source = e.source AND wf.source_file = e.source_f
 -- present at any (so that it still counts among the Service's addresses); as many rows as the observations hold
 -- addresses. Both give the same changes of state at the same points, but for an address's absence before it first
 -- appears, which only dense shows. piece of pieces (from 0; see ks_hash_in_piece) keeps only the Services (cluster,
--- namespace, Service) that hash to it, each with all its objects: endpoint-flapping runs in such pieces.
-CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true, piece := 0, pieces := 1) AS TABLE
+-- namespace, Service) that hash to it, each with all its objects: endpoint-flapping runs in such pieces. watch_files
+-- is ks_endpoint_observations'.
+CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true, piece := 0, pieces := 1,
+                                               watch_files := 'ks_endpoint_watch_files') AS TABLE
 WITH
 -- the observations that may fall in the window: a plain snapshot's or an audit write's time is its capture time, so
 -- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
 -- its own observations, not all of them); a watch file's times come from the events before in the file, so its
 -- observations are all read
 r0 AS (
-    SELECT * FROM ks_endpoint_observations()
+    SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
     WHERE (is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)))
       AND (CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces))
 ),
