@@ -123,15 +123,20 @@ WITH
 -- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
 -- its own observations, not all of them); a watch file's times come from the events before in the file, so its
 -- observations are all read
+-- (obs_key: the observation's key as one number, by which its rows are found again below, a hash of its eight columns:
+-- two of a million observations share one with a chance of about 3 in 100 million. Joined on the eight columns,
+-- endpoint-flapping took 3.46-3.54 s instead of 2.99-3.13 s on the real recordings replicated to 10M events, and
+-- 12.55-12.78 s instead of 11.73-11.82 s beside 3.84M snapshot rows: BENCHMARKS.md)
 r0 AS (
-    SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
+    SELECT *, hash(cluster, stream, kind, namespace, name, source_file, coalesce(object_seq, 0), source_line) AS obs_key
+    FROM ks_endpoint_observations(watch_files := watch_files)
     WHERE (is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)))
       AND (CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces))
 ),
 -- one row per observation of an object
 obs0 AS (
     SELECT cluster, stream, is_watch, kind, namespace, svc, name AS obj, source_file,
-           coalesce(object_seq, 0) AS seq, source_line,
+           coalesce(object_seq, 0) AS seq, source_line, any_value(obs_key) AS obs_key,
            any_value(captured_at) AS captured_at, any_value(change_time) AS change_time, bool_or(deleted) AS deleted
     FROM r0
     GROUP BY ALL
@@ -180,7 +185,7 @@ objs AS (
 -- last in the file when one point observed it twice): linear in points × objects, where joining
 -- every earlier observation grew with the square of the observations of a Service.
 obs_last AS (
-    SELECT b.oid, o.pt, o.source_file, o.seq, o.source_line, o.deleted
+    SELECT b.oid, o.pt, o.source_file, o.seq, o.source_line, o.obs_key, o.deleted
     FROM obs o
     JOIN objs b ON b.cluster = o.cluster AND b.stream = o.stream AND b.namespace = o.namespace AND b.svc = o.svc
                AND b.kind = o.kind AND b.obj = o.obj
@@ -192,7 +197,8 @@ point_objs AS (
     JOIN objs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
 ),
 latest AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.source_file, o.seq, o.source_line, o.deleted
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.source_file, o.seq, o.source_line, o.obs_key,
+           o.deleted
     FROM point_objs p
     ASOF JOIN obs_last o ON o.oid = p.oid AND o.pt <= p.pt
 ),
@@ -200,8 +206,7 @@ latest AS (
 universe AS (
     SELECT DISTINCT r.cluster, r.stream, r.namespace, r.svc, r.ip
     FROM r0 r
-    JOIN obs o ON o.cluster = r.cluster AND o.stream = r.stream AND o.kind = r.kind AND o.namespace = r.namespace AND o.obj = r.name
-              AND o.source_file = r.source_file AND o.seq = coalesce(r.object_seq, 0) AND o.source_line = r.source_line
+    SEMI JOIN obs o ON o.obs_key = r.obs_key
     WHERE r.ip IS NOT NULL
 ),
 -- the combined state of each address at each point: ready in any object; else serving while
@@ -212,8 +217,7 @@ present AS (
            bool_or(coalesce(r.serving, false) AND coalesce(r.terminating, false)) AS terminating,
            any_value(r.pod) AS pod
     FROM latest l
-    JOIN r0 r ON r.cluster = l.cluster AND r.stream = l.stream AND r.kind = l.kind AND r.namespace = l.namespace AND r.name = l.obj
-             AND r.source_file = l.source_file AND coalesce(r.object_seq, 0) = l.seq AND r.source_line = l.source_line
+    JOIN r0 r ON r.obs_key = l.obs_key
     WHERE NOT l.deleted AND r.ip IS NOT NULL
     GROUP BY ALL
 ),
