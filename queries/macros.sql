@@ -185,7 +185,7 @@ objs AS (
 -- last in the file when one point observed it twice): linear in points × objects, where joining
 -- every earlier observation grew with the square of the observations of a Service.
 obs_last AS (
-    SELECT b.oid, o.pt, o.source_file, o.seq, o.source_line, o.obs_key, o.deleted
+    SELECT b.oid, o.pt, o.obs_key, o.deleted
     FROM obs o
     JOIN objs b ON b.cluster = o.cluster AND b.stream = o.stream AND b.namespace = o.namespace AND b.svc = o.svc
                AND b.kind = o.kind AND b.obj = o.obj
@@ -197,8 +197,7 @@ point_objs AS (
     JOIN objs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
 ),
 latest AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.source_file, o.seq, o.source_line, o.obs_key,
-           o.deleted
+    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.obs_key, o.deleted
     FROM point_objs p
     ASOF JOIN obs_last o ON o.oid = p.oid AND o.pt <= p.pt
 ),
