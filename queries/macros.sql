@@ -123,12 +123,15 @@ WITH
 -- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
 -- its own observations, not all of them); a watch file's times come from the events before in the file, so its
 -- observations are all read
--- (obs_key: the observation's key as one number, by which its rows are found again below, a hash of its eight columns:
--- two of a million observations share one with a chance of about 3 in 100 million. Joined on the eight columns,
--- endpoint-flapping took 3.46-3.54 s instead of 2.99-3.13 s on the real recordings replicated to 10M events, and
--- 12.55-12.78 s instead of 11.73-11.82 s beside 3.84M snapshot rows: BENCHMARKS.md)
+-- (obs_key and svc_id: the observation's key and the stream's Service (cluster, stream, namespace, svc) as one number
+-- each, hashes of their columns, by which they are grouped and joined below: two of a million share one with a chance
+-- of about 3 in 100 million. Joined on the eight columns of an observation, endpoint-flapping took 3.46-3.54 s instead
+-- of 2.99-3.13 s on the real recordings replicated to 10M events, and 12.55-12.78 s instead of 11.73-11.82 s beside
+-- 3.84M snapshot rows; partitioned and joined on the Service's four strings, its process took 4.25-4.37 s instead of
+-- 3.89 s on the recordings, 4.29-4.55 s instead of 4.00-4.15 s on 10M independent events: BENCHMARKS.md)
 r0 AS (
-    SELECT *, hash(cluster, stream, kind, namespace, name, source_file, coalesce(object_seq, 0), source_line) AS obs_key
+    SELECT *, hash(cluster, stream, kind, namespace, name, source_file, coalesce(object_seq, 0), source_line) AS obs_key,
+           hash(cluster, stream, namespace, svc) AS svc_id
     FROM ks_endpoint_observations(watch_files := watch_files)
     WHERE (is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)))
       AND (CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces))
@@ -136,7 +139,7 @@ r0 AS (
 -- one row per observation of an object
 obs0 AS (
     SELECT cluster, stream, is_watch, kind, namespace, svc, name AS obj, source_file,
-           coalesce(object_seq, 0) AS seq, source_line, any_value(obs_key) AS obs_key,
+           coalesce(object_seq, 0) AS seq, source_line, any_value(obs_key) AS obs_key, any_value(svc_id) AS svc_id,
            any_value(captured_at) AS captured_at, any_value(change_time) AS change_time, bool_or(deleted) AS deleted
     FROM r0
     GROUP BY ALL
@@ -159,7 +162,7 @@ obs AS (
     SELECT o.*,
            -- an observation point of the Service: one capture (all objects of a plain snapshot file at
            -- once), or one write / one watch event (audit, watch files)
-           dense_rank() OVER (PARTITION BY o.cluster, o.stream, o.namespace, o.svc
+           dense_rank() OVER (PARTITION BY o.svc_id
                               ORDER BY o.ord_t NULLS FIRST, o.source_file,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.seq END,
                                        CASE WHEN o.stream = 'snapshots' THEN 0 ELSE o.source_line END) AS pt
@@ -167,16 +170,17 @@ obs AS (
     WHERE o.ts >= ks_window_start(since) AND o.ts <= ks_window_end(until)
 ),
 points AS (
-    SELECT cluster, stream, namespace, svc, pt, min(ts) AS ts, min(ord_t) AS ord_t,
+    SELECT svc_id, pt, any_value(cluster) AS cluster, any_value(stream) AS stream, any_value(namespace) AS namespace,
+           any_value(svc) AS svc, min(ts) AS ts, min(ord_t) AS ord_t,
            min(source_file) AS source_file, min(seq) AS seq, min(source_line) AS source_line
     FROM obs
-    GROUP BY ALL
+    GROUP BY svc_id, pt
 ),
 -- the objects of each Service, numbered, so that the as-of join below partitions on one number, not on six strings
 -- (which took 0.8-1.4 s more of endpoint-flapping's 8.3-8.8 s on 10M independent events)
 objs AS (
     SELECT o.*, row_number() OVER () AS oid
-    FROM (SELECT DISTINCT cluster, stream, namespace, svc, kind, obj FROM obs) o
+    FROM (SELECT DISTINCT svc_id, kind, obj FROM obs) o
 ),
 -- at each point, the latest observation of every object of the Service (Endpoints and all its
 -- EndpointSlices): the Service's combined state, so that an address moving between slices
@@ -187,23 +191,22 @@ objs AS (
 obs_last AS (
     SELECT b.oid, o.pt, o.obs_key, o.deleted
     FROM obs o
-    JOIN objs b ON b.cluster = o.cluster AND b.stream = o.stream AND b.namespace = o.namespace AND b.svc = o.svc
-               AND b.kind = o.kind AND b.obj = o.obj
+    JOIN objs b ON b.svc_id = o.svc_id AND b.kind = o.kind AND b.obj = o.obj
     QUALIFY row_number() OVER (PARTITION BY b.oid, o.pt ORDER BY o.seq DESC, o.source_line DESC) = 1
 ),
 point_objs AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, o.kind, o.obj, o.oid
+    SELECT p.svc_id, p.pt, o.oid
     FROM points p
-    JOIN objs o ON o.cluster = p.cluster AND o.stream = p.stream AND o.namespace = p.namespace AND o.svc = p.svc
+    JOIN objs o ON o.svc_id = p.svc_id
 ),
 latest AS (
-    SELECT p.cluster, p.stream, p.namespace, p.svc, p.pt, p.kind, p.obj, o.obs_key, o.deleted
+    SELECT p.svc_id, p.pt, o.obs_key, o.deleted
     FROM point_objs p
     ASOF JOIN obs_last o ON o.oid = p.oid AND o.pt <= p.pt
 ),
 -- addresses ever seen in each stream/Service (in the window)
 universe AS (
-    SELECT DISTINCT r.cluster, r.stream, r.namespace, r.svc, r.ip
+    SELECT DISTINCT r.svc_id, r.ip
     FROM r0 r
     SEMI JOIN obs o ON o.obs_key = r.obs_key
     WHERE r.ip IS NOT NULL
@@ -211,7 +214,7 @@ universe AS (
 -- the combined state of each address at each point: ready in any object; else serving while
 -- terminating (a pod shutting down gracefully); else present but not ready
 present AS (
-    SELECT l.cluster, l.stream, l.namespace, l.svc, l.pt, r.ip,
+    SELECT l.svc_id, l.pt, r.ip,
            bool_or(r.ready) AS ready,
            bool_or(coalesce(r.serving, false) AND coalesce(r.terminating, false)) AS terminating,
            any_value(r.pod) AS pod
@@ -221,22 +224,22 @@ present AS (
     GROUP BY ALL
 ),
 stream_kinds AS (
-    SELECT cluster, stream, namespace, svc, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
+    SELECT svc_id, string_agg(DISTINCT kind, '+' ORDER BY kind) AS kind
     FROM obs
-    GROUP BY ALL
+    GROUP BY svc_id
 )
-SELECT u.cluster, u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
+SELECT p.cluster, p.stream, k.kind, p.namespace, p.svc, p.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
        x.pod,
        CASE WHEN x.ip IS NULL THEN 'absent' WHEN x.ready THEN 'ready' WHEN x.terminating THEN 'terminating'
             ELSE 'notReady' END AS state
 FROM universe u
-JOIN points p ON p.cluster = u.cluster AND p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc
-JOIN stream_kinds k ON k.cluster = u.cluster AND k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
-LEFT JOIN present x ON x.cluster = p.cluster AND x.stream = p.stream AND x.namespace = p.namespace AND x.svc = p.svc AND x.pt = p.pt AND x.ip = u.ip
+JOIN points p ON p.svc_id = u.svc_id
+JOIN stream_kinds k ON k.svc_id = u.svc_id
+LEFT JOIN present x ON x.svc_id = p.svc_id AND x.pt = p.pt AND x.ip = u.ip
 WHERE dense
 UNION ALL
 -- not dense: the points where an address is present, and the point after each of its runs where it is not
-SELECT x.cluster, x.stream, k.kind, x.namespace, x.svc, x.svc AS obj, x.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
+SELECT p.cluster, p.stream, k.kind, p.namespace, p.svc, p.svc AS obj, x.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
        CASE WHEN x.after THEN NULL ELSE x.pod END AS pod,
        CASE WHEN x.after THEN 'absent' WHEN x.ready THEN 'ready' WHEN x.terminating THEN 'terminating'
             ELSE 'notReady' END AS state
@@ -245,20 +248,18 @@ FROM (SELECT x.*, false AS after FROM present x
       SELECT x.* REPLACE (x.pt + 1 AS pt), true AS after FROM present x
       -- an ANTI JOIN, not NOT EXISTS: DuckDB decorrelates the NOT EXISTS into a join on the distinct outer keys
       -- (IS NOT DISTINCT FROM), a tenth of endpoint-flapping's time on the real recordings replicated to 10M events
-      ANTI JOIN present y ON y.cluster = x.cluster AND y.stream = x.stream AND y.namespace = x.namespace AND y.svc = x.svc
-                         AND y.pt = x.pt + 1 AND y.ip = x.ip) x
-JOIN points p ON p.cluster = x.cluster AND p.stream = x.stream AND p.namespace = x.namespace AND p.svc = x.svc AND p.pt = x.pt
-JOIN stream_kinds k ON k.cluster = x.cluster AND k.stream = x.stream AND k.namespace = x.namespace AND k.svc = x.svc
+      ANTI JOIN present y ON y.svc_id = x.svc_id AND y.pt = x.pt + 1 AND y.ip = x.ip) x
+JOIN points p ON p.svc_id = x.svc_id AND p.pt = x.pt
+JOIN stream_kinds k ON k.svc_id = x.svc_id
 WHERE NOT dense
 UNION ALL
 -- not dense: an address never present at any point, absent at the first
-SELECT u.cluster, u.stream, k.kind, u.namespace, u.svc, u.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
+SELECT p.cluster, p.stream, k.kind, p.namespace, p.svc, p.svc AS obj, u.ip, p.pt, p.ts, p.ord_t, p.source_file, p.seq, p.source_line,
        NULL AS pod, 'absent' AS state
 FROM universe u
-JOIN points p ON p.cluster = u.cluster AND p.stream = u.stream AND p.namespace = u.namespace AND p.svc = u.svc AND p.pt = 1
-JOIN stream_kinds k ON k.cluster = u.cluster AND k.stream = u.stream AND k.namespace = u.namespace AND k.svc = u.svc
-ANTI JOIN present y ON y.cluster = u.cluster AND y.stream = u.stream AND y.namespace = u.namespace AND y.svc = u.svc
-                   AND y.ip = u.ip
+JOIN points p ON p.svc_id = u.svc_id AND p.pt = 1
+JOIN stream_kinds k ON k.svc_id = u.svc_id
+ANTI JOIN present y ON y.svc_id = u.svc_id AND y.ip = u.ip
 WHERE NOT dense;
 
 -- whether an audit event is a successful write that advances its collection's resourceVersion (watch-rewind's writes
