@@ -1,0 +1,76 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// anonRegion is a private anonymous read-write mapping of the process: [start, end).
+type anonRegion struct{ start, end uintptr }
+
+// anonRegions returns the process's private anonymous read-write mappings of at least minBytes.
+func anonRegions(minBytes uint64) ([]anonRegion, error) {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []anonRegion
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		// address perms offset dev inode [path]: an anonymous mapping has no path
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 5 || fields[1] != "rw-p" || fields[4] != "0" {
+			continue
+		}
+		start, end, ok := strings.Cut(fields[0], "-")
+		if !ok {
+			return nil, fmt.Errorf("reading /proc/self/maps line %d: address range %q", line, fields[0])
+		}
+		a, err := strconv.ParseUint(start, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading /proc/self/maps line %d: %w", line, err)
+		}
+		b, err := strconv.ParseUint(end, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading /proc/self/maps line %d: %w", line, err)
+		}
+		if b-a >= minBytes {
+			out = append(out, anonRegion{uintptr(a), uintptr(b)})
+		}
+	}
+	return out, sc.Err()
+}
+
+// adviseHugePages advises transparent huge pages (MADV_HUGEPAGE) on the largest mapping that is in
+// after and not in before: the virtual region DuckDB reserves for its block pool when an instance
+// opens (block_allocator_memory; the region is as large as DuckDB's default memory limit, of which
+// the pool uses the limit set). The pool hands out each block's memory faulted in page by page on
+// its first use, on a virtual machine about 17 µs a 4 KiB page: an analysis of 10M events fills an
+// 850 MB pool with 217,600 faults, where huge pages take 425. It is a hint: where the kernel has no
+// transparent huge pages, or they are off, nothing changes.
+func adviseHugePages(before, after []anonRegion) error {
+	seen := make(map[anonRegion]bool, len(before))
+	for _, r := range before {
+		seen[r] = true
+	}
+	var region anonRegion
+	for _, r := range after {
+		if !seen[r] && r.end-r.start > region.end-region.start {
+			region = r
+		}
+	}
+	if region.end == 0 {
+		return nil
+	}
+	// unix.Madvise takes a []byte, which memory Go does not own cannot be made into
+	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, region.start, region.end-region.start, unix.MADV_HUGEPAGE); errno != 0 {
+		return fmt.Errorf("advising huge pages on %#x-%#x: %w", region.start, region.end, errno)
+	}
+	return nil
+}
