@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,19 +50,8 @@ func TestSandboxPoolIsAdvisedHugePages(t *testing.T) {
 		t.Skipf("this kernel has no transparent huge pages: %v", err)
 	}
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, testSchema, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := 4 * info.Size()
+	path, size := emptyDatabaseFile(t)
+	limit := 4 * size
 	for _, readOnly := range []bool{true, false} {
 		db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", limit>>10), ReadOnly: readOnly})
 		if err != nil {

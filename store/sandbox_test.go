@@ -222,13 +222,12 @@ func snapshotDir(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestSandboxKeepsItsBlocksInAPool: the sandbox of a database file of a quarter of its memory limit
-// or more, opened read-only, takes its buffer blocks from a region of its own as large as the limit
-// (blockPool); that of a smaller one, or of one opened for writing (run), from the allocator.
-func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
-	ctx := context.Background()
+// emptyDatabaseFile makes a database file with testSchema's tables and no rows, and returns its
+// path and size.
+func emptyDatabaseFile(t *testing.T) (string, int64) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "k.duckdb")
-	db, err := Open(ctx, path, testSchema, Options{})
+	db, err := Open(context.Background(), path, testSchema, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +238,23 @@ func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, info.Size()
+}
+
+// TestSandboxKeepsItsBlocksInAPool: the sandbox of a database file of a quarter of its memory limit
+// or more, opened read-only, takes its buffer blocks from a region of its own as large as the limit
+// (blockPool); that of a smaller one, or of one opened for writing (run), from the allocator.
+func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
+	ctx := context.Background()
+	path, size := emptyDatabaseFile(t)
 	for _, c := range []struct {
 		limitBytes int64
 		readOnly   bool
 		pooled     bool
 	}{
-		{4 * info.Size(), true, true},
-		{4 * info.Size(), false, false},
-		{4*info.Size() + 4<<10, true, false},
+		{4 * size, true, true},
+		{4 * size, false, false},
+		{4*size + 4<<10, true, false},
 		{300 << 20, true, false},
 	} {
 		db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", c.limitBytes>>10), ReadOnly: c.readOnly})
@@ -262,10 +270,10 @@ func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.pooled && pool != limit {
-			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want the memory limit, %s", info.Size(), c.limitBytes, c.readOnly, pool, limit)
+			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want the memory limit, %s", size, c.limitBytes, c.readOnly, pool, limit)
 		}
 		if !c.pooled && pool != "0 bytes" {
-			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want none", info.Size(), c.limitBytes, c.readOnly, pool)
+			t.Errorf("a database of %d bytes under a limit of %d bytes (read-only %v): block_allocator_memory is %s; want none", size, c.limitBytes, c.readOnly, pool)
 		}
 		sandbox.Close()
 		db.Close()
