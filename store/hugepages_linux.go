@@ -47,30 +47,38 @@ func anonRegions(minBytes uint64) ([]anonRegion, error) {
 	return out, sc.Err()
 }
 
-// adviseHugePages advises transparent huge pages (MADV_HUGEPAGE) on the largest mapping that is in
-// after and not in before: the virtual region DuckDB reserves for its block pool when an instance
-// opens (block_allocator_memory; the region is as large as DuckDB's default memory limit, of which
-// the pool uses the limit set). The pool hands out each block's memory faulted in page by page on
-// its first use, on a virtual machine about 17 µs a 4 KiB page: an analysis of 10M events fills an
-// 850 MB pool with 217,600 faults, where huge pages take 425. It is a hint: where the kernel has no
-// transparent huge pages, or they are off, nothing changes.
-func adviseHugePages(before, after []anonRegion) error {
-	seen := make(map[anonRegion]bool, len(before))
-	for _, r := range before {
-		seen[r] = true
+// hugePagesForNewRegion notes the process's mappings of at least minBytes and returns a function
+// that, called once an instance has opened, advises transparent huge pages (MADV_HUGEPAGE) on the
+// largest mapping that appeared meanwhile: the virtual region DuckDB reserves for its block pool
+// (block_allocator_memory; the region is as large as DuckDB's default memory limit, of which the
+// pool uses the limit set). The pool hands out each block's memory faulted in page by page on its
+// first use, on a virtual machine about 17 µs a 4 KiB page: an analysis of 10M events fills an
+// 850 MB pool with 217,600 faults, where huge pages take 425. It is a hint, so a failure (no
+// /proc, a kernel without transparent huge pages) only leaves the pool in small pages; where
+// they are off, nothing changes.
+func hugePagesForNewRegion(minBytes uint64) (advise func()) {
+	before, err := anonRegions(minBytes)
+	if err != nil {
+		return func() {}
 	}
-	var region anonRegion
-	for _, r := range after {
-		if !seen[r] && r.end-r.start > region.end-region.start {
-			region = r
+	return func() {
+		after, err := anonRegions(minBytes)
+		if err != nil {
+			return
+		}
+		seen := make(map[anonRegion]bool, len(before))
+		for _, r := range before {
+			seen[r] = true
+		}
+		var region anonRegion
+		for _, r := range after {
+			if !seen[r] && r.end-r.start > region.end-region.start {
+				region = r
+			}
+		}
+		if region.end != 0 {
+			// unix.Madvise takes a []byte, which memory Go does not own cannot be made into
+			unix.Syscall(unix.SYS_MADVISE, region.start, region.end-region.start, unix.MADV_HUGEPAGE)
 		}
 	}
-	if region.end == 0 {
-		return nil
-	}
-	// unix.Madvise takes a []byte, which memory Go does not own cannot be made into
-	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, region.start, region.end-region.start, unix.MADV_HUGEPAGE); errno != 0 {
-		return fmt.Errorf("advising huge pages on %#x-%#x: %w", region.start, region.end, errno)
-	}
-	return nil
 }

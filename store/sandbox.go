@@ -73,8 +73,8 @@ var lockDown = []string{
 // once read, lost by it (1M events, 79 MB: 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind
 // 1.50-1.83 against 1.30-1.37 CPU-s), so the pool waits for a database of a quarter of the limit,
 // between the two (BENCHMARKS.md). The region is advised for transparent huge pages
-// (adviseHugePages), so that filling the pool takes a fault per 2 MiB instead of per 4 KiB: all
-// rules over 10M events in 0.77-0.91× the time, the peak 20-90 MiB higher.
+// (hugePagesForNewRegion), so that filling the pool takes a fault per 2 MiB instead of per 4 KiB:
+// all rules over 10M events in 0.77-0.93× the time, the peak 20-90 MiB higher.
 func blockPool(readOnly bool, databaseBytes, memoryLimitBytes uint64, memoryLimit string) string {
 	if !readOnly || databaseBytes < memoryLimitBytes/4 {
 		return ""
@@ -126,12 +126,10 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 			"SET disabled_filesystems = 'LocalFileSystem'")
 	}
 	setup = append(setup, lockDown...)
-	// the process's large mappings before the instance opens: the one that appears is its block
-	// pool's region (adviseHugePages)
-	var regionsBefore []anonRegion
-	var regionsErr error
+	// the block pool's region appears when the instance opens
+	advisePool := func() {}
 	if pool != "" {
-		regionsBefore, regionsErr = anonRegions(db.memoryLimitBytes / 2)
+		advisePool = hugePagesForNewRegion(db.memoryLimitBytes / 2)
 	}
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
@@ -151,11 +149,8 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 	if err == nil && link != "" {
 		err = os.Remove(link)
 	}
-	if err == nil && pool != "" && regionsErr == nil {
-		// a hint: where it fails, the pool's pages are only faulted in one by one
-		if regionsAfter, err := anonRegions(db.memoryLimitBytes / 2); err == nil {
-			_ = adviseHugePages(regionsBefore, regionsAfter)
-		}
+	if err == nil {
+		advisePool()
 	}
 	if err != nil {
 		if conn != nil {
