@@ -28,15 +28,7 @@ func anonRegions(minBytes uint64) ([]anonRegion, error) {
 		if len(fields) != 5 || fields[1] != "rw-p" || fields[4] != "0" {
 			continue
 		}
-		start, end, ok := strings.Cut(fields[0], "-")
-		if !ok {
-			return nil, fmt.Errorf("reading /proc/self/maps line %d: address range %q", line, fields[0])
-		}
-		a, err := strconv.ParseUint(start, 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("reading /proc/self/maps line %d: %w", line, err)
-		}
-		b, err := strconv.ParseUint(end, 16, 64)
+		a, b, err := addressRange(fields[0])
 		if err != nil {
 			return nil, fmt.Errorf("reading /proc/self/maps line %d: %w", line, err)
 		}
@@ -45,6 +37,21 @@ func anonRegions(minBytes uint64) ([]anonRegion, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// addressRange reads the start-end field of a line of /proc/self/maps (or smaps), in hexadecimal.
+func addressRange(field string) (start, end uint64, err error) {
+	a, b, ok := strings.Cut(field, "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("address range %q has no '-'", field)
+	}
+	if start, err = strconv.ParseUint(a, 16, 64); err == nil {
+		end, err = strconv.ParseUint(b, 16, 64)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("address range %q: %w", field, err)
+	}
+	return start, end, nil
 }
 
 // hugePagesForNewRegion notes the process's mappings of at least minBytes and returns a function

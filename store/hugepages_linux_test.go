@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,12 +24,11 @@ func hugePageRegions(t *testing.T, minBytes uint64) []uint64 {
 	for sc.Scan() {
 		line := sc.Text()
 		if fields := strings.Fields(line); len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			start, end, _ := strings.Cut(fields[0], "-")
-			a, errA := strconv.ParseUint(start, 16, 64)
-			b, errB := strconv.ParseUint(end, 16, 64)
-			if errA == nil && errB == nil {
-				size = b - a
+			a, b, err := addressRange(fields[0])
+			if err != nil {
+				t.Fatalf("reading /proc/self/smaps: %v", err)
 			}
+			size = b - a
 			continue
 		}
 		if flags, ok := strings.CutPrefix(line, "VmFlags:"); ok && size >= minBytes && strings.Contains(" "+flags+" ", " hg ") {
