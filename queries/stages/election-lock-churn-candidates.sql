@@ -1,8 +1,9 @@
 -- election-lock-churn, stage stage_lock_candidates: the objects of which the rule can report anything, decided once
--- over all the lock-capable writes (stage_lock_writes_all) from the few columns the decision needs, so that the pieces
--- (which carry every column of a write through their window functions, for the evidence) follow only these objects'
--- writes (stage_lock_writes). In a cluster of many annotation objects written now and then, nearly no write belongs to
--- one: at 10M events of the independent mix, 1,837,663 writes of 75,000 objects, none of them a candidate.
+-- over all the lock-capable writes (ks_lock_writes_all, queries/macros.sql) from the few columns the decision needs, so
+-- that the pieces (which carry every column of a write through their window functions, for the evidence) follow only
+-- these objects' writes (stage_lock_writes). In a cluster of many annotation objects written now and then, nearly no
+-- write belongs to one: at 10M events of the independent mix, 1,837,663 writes of 75,000 objects, none of them a
+-- candidate.
 -- The candidates:
 --   * the annotation locks (Endpoints, ConfigMaps) that the audit writes make reported: the rule's lock_writers,
 --     lock_writes and reportable_locks (queries/election-lock-churn.sql), the same definitions over the same rows,
@@ -14,9 +15,14 @@
 --   * every object of the snapshots in the lookback and the window: the rule judges an annotation lock by its
 --     snapshots when it has no audit updates, and takes a Lease's snapshots only when it has no audit write with a
 --     body, so those objects' writes must be there to tell.
-WITH ann AS (
+WITH lock_writes_all AS MATERIALIZED (
+    SELECT cluster, resource, namespace, name, ts, in_win, has_body, username, verb, rec, audit_id, lease_holder, uid,
+           source_file, source_line, identity_lease
+    FROM ks_lock_writes_all($lookback_since, $since, $until)
+),
+ann AS (
     SELECT w.cluster, w.resource, w.namespace, w.name, w.ts, w.in_win, w.has_body, w.username, w.verb, w.rec
-    FROM stage_lock_writes_all w
+    FROM lock_writes_all w
     WHERE w.resource IN ('endpoints', 'configmaps')
 ),
 ann_locks AS (
@@ -28,7 +34,7 @@ lock_writers AS (
     SELECT DISTINCT cluster, resource, namespace, name, username
     FROM (SELECT w.cluster, w.resource, w.namespace, w.name, w.username, w.in_win, w.rec,
                  lag(w.rec) OVER (PARTITION BY w.cluster, w.resource, w.namespace, w.name ORDER BY w.ts, w.audit_id) AS prev_rec
-          FROM stage_lock_writes_all w
+          FROM lock_writes_all w
           WHERE w.resource IN ('endpoints', 'configmaps') AND w.rec IS NOT NULL)
     WHERE in_win AND rec IS DISTINCT FROM prev_rec
 ),
@@ -49,7 +55,7 @@ lease_changes AS (
     FROM (SELECT w.cluster, w.namespace, w.name, w.in_win, w.lease_holder AS holder,
                  lag(nullif(w.lease_holder, '') IGNORE NULLS)
                      OVER (PARTITION BY w.cluster, w.namespace, w.name, w.uid ORDER BY w.ts, w.source_file, w.source_line) AS prev_holder
-          FROM stage_lock_writes_all w
+          FROM lock_writes_all w
           WHERE w.resource = 'leases' AND w.has_body AND NOT w.identity_lease AND ks_election_lease(w.namespace, w.name))
     WHERE in_win AND coalesce(holder, '') <> '' AND prev_holder IS NOT NULL AND holder <> prev_holder
 )
