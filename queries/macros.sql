@@ -302,7 +302,7 @@ GROUP BY ALL;
 -- functions would hold every body in memory at once), and the name of a create without one in its objectRef is in its
 -- body. What the rule reads of a body was taken from it at ingest (audit_events.body_fields). Read twice, not staged:
 -- stage_lock_candidates takes the few columns its decision needs, stage_lock_writes every column of the candidates'
--- writes. A stage of all of them, read by both, took 1.6-2.8 s to make on the real recordings replicated to 10M events
+-- writes. A stage of all of them, read by both, took 1.6-2.9 s to make on the real recordings replicated to 10M events
 -- (1.17M writes), more than the two scans (BENCHMARKS.md).
 CREATE OR REPLACE TEMP MACRO ks_lock_writes_all(lookback_since, since, until) AS TABLE
 SELECT b.* EXCLUDE (has_body, ref_name, v),
@@ -325,7 +325,7 @@ FROM (SELECT coalesce(a.cluster, '') AS cluster, coalesce(a.namespace, '') AS ns
              (a.stage_at >= ks_window_start(since)) AS in_win
       FROM audit_events a
       WHERE a.stage_at >= ks_lookback_start(lookback_since, since) AND a.stage_at <= ks_window_end(until)
-        -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)
+        -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (above ks_advancing_write)
         AND coalesce(a.resource, '') IN ('endpoints', 'configmaps', 'leases')
         AND coalesce(a.api_group, '') IN ('', 'coordination.k8s.io')
         AND coalesce(a.subresource, '') = ''
