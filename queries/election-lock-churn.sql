@@ -44,15 +44,15 @@ ns_pieces AS MATERIALIZED (
                        CAST(sum(n) OVER () AS BIGINT) AS total
                 FROM stage_lock_namespaces))
 ),
--- the piece's share of the candidates' writes (stage_lock_writes), read by each of its three readers from the stage
--- (in the sandbox's memory, compressed): copied once for them (materialized), the piece took 1.20-1.31 s instead of
--- 0.88-0.97 s on the real recordings replicated to 10M events, and with every slow lock of 10M independent events
--- reported the rule took 55 s instead of 45 s, at the same peak (BENCHMARKS.md). Only the namespaces
--- of the piece, and of a namespace that spans several pieces only the piece's place buckets, are joined: in more than
--- one piece the stage is sorted by cluster, namespace and bucket (sort_for_pieces), and the bounds of the join's keys
--- then skip the stage's other row groups (a piece at 10M events read 134,687 of 1,837,663 rows instead of all of them,
--- before the candidates; of the recordings at 10M, where one namespace holds 808,960 of them, a piece in that namespace
--- read all of them before the buckets)
+-- the piece's share of the candidates' writes (stage_lock_writes), read by each of its three readers from the stage (in
+-- the sandbox's memory; compressed when the rule runs in several pieces): copied once for them (materialized), the
+-- piece took 1.20-1.31 s instead of 0.88-0.97 s on the real recordings replicated to 10M events, and with every slow
+-- lock of 10M independent events reported the rule took 55 s instead of 45 s, at the same peak (BENCHMARKS.md). Only
+-- the namespaces of the piece, and of a namespace that spans several pieces only the piece's place buckets, are joined:
+-- in more than one piece the stage is sorted by cluster, namespace and bucket (sort_for_pieces), and the bounds of the
+-- join's keys then skip the stage's other row groups (a piece at 10M events read 134,687 of 1,837,663 rows instead of
+-- all of them, before the candidates; of the recordings at 10M, where one namespace holds 808,960 of them, a piece in
+-- that namespace read all of them before the buckets)
 writes AS NOT MATERIALIZED (
     SELECT w.* EXCLUDE (ns_key, place_bucket)
     FROM stage_lock_writes w
