@@ -35,13 +35,16 @@ func TestResponseRVAtIngestUpgradeAndDataset(t *testing.T) {
 		event("j-null", "22", "update", "configmaps", `{"kind":"ConfigMap","metadata":{"resourceVersion":null}}`),
 		event("k-escaped-status", "22", "delete", "configmaps", `{"kind":"St\u0061tus","metadata":{"resourceVersion":"9"}}`),
 		event("l-object", "22", "update", "configmaps", `{"kind":"ConfigMap","metadata":{"resourceVersion":{"v":1}}}`),
+		event("m-after-metadata", "22", "update", "configmaps", `{"kind":"ConfigMap","metadata":{"name":"x"},"resourceVersion":"505"}`),
+		event("n-after-managed-fields", "22", "update", "configmaps", `{"kind":"ConfigMap","metadata":{"managedFields":[{"f":"}\"{"}],"resourceVersion":"606"}}`),
 	}
 	log := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"a-update=101", "b-delete-status=NULL", "c-get=NULL", "d-secret=NULL", "e-not-a-number=NULL", "f-create=202",
-		"g-no-version=NULL", "h-number=303", "i-escaped-names=404", "j-null=NULL", "k-escaped-status=NULL", "l-object=NULL"}
+		"g-no-version=NULL", "h-number=303", "i-escaped-names=404", "j-null=NULL", "k-escaped-status=NULL", "l-object=NULL",
+		"m-after-metadata=NULL", "n-after-managed-fields=606"}
 	const rvs = "SELECT audit_id || '=' || coalesce(CAST(response_rv AS VARCHAR), 'NULL') FROM audit_events ORDER BY audit_id"
 
 	db := openTestDB(t)

@@ -174,13 +174,13 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 	// redactor changed is added to rewritten instead. Batches keep the file's order of events:
 	// the endpoint deriver reads them in that order.
 	var scan memberScan
+	var reader eventReader
 	inPlace := func(event []byte, line, offset int64, list string) bool {
-		event, changed, bad := asGoReads(event)
+		event, changed, bad := reader.read(event, &scan)
 		if bad {
 			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
 			return false
 		}
-		scan.reset(event)
 		if opt.redact && !changed {
 			event, changed = redactEvent(event, &scan)
 		}

@@ -124,3 +124,43 @@ func FuzzAsGoReads(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEventReader: eventReader answers as asGoReads does, and its one-pass scan finds every
+// member where the lazy member scan finds it. One reader reads all inputs, as it reads a chunk's
+// events, so a state left over from an earlier event would show.
+func FuzzEventReader(f *testing.F) {
+	for _, seed := range []string{
+		`{"kind":"Event","verb":"get","objectRef":{"resource":"pods"},"requestURI":"/api/v1/pods?watch=1"}`,
+		` {"verb" : "update", "requestObject":{"a":[1,{"b":"}"}]},"responseObject":{"metadata":{"resourceVersion":"7"}}} `,
+		`{"kind":"Event","kind":"x","a":[1,{"b":2,"b":3}]}`,
+		`{"k\u0069nd":"Event","verb":"get"}`,
+		`{"a":[1,],"b":NaN}`,
+		`{"a":"\ud800"}`,
+		`[{"kind":"Event"}]`,
+		`"x"`,
+		`{"a":1} {"b":2}`,
+		`{"a":1`,
+	} {
+		f.Add([]byte(seed))
+	}
+	var reader eventReader
+	f.Fuzz(func(t *testing.T, event []byte) {
+		wantOut, wantChanged, wantBad := asGoReads(event)
+		var scan memberScan
+		out, changed, bad := reader.read(event, &scan)
+		if !bytes.Equal(out, wantOut) || changed != wantChanged || bad != wantBad {
+			t.Fatalf("read(%q) = %q, %v, %v; asGoReads gives %q, %v, %v", event, out, changed, bad, wantOut, wantChanged, wantBad)
+		}
+		if bad {
+			return
+		}
+		lazy := scanMembers(out)
+		for m := range memberCount {
+			got, gotOK := scan.raw(m)
+			want, wantOK := lazy.raw(m)
+			if gotOK != wantOK || !bytes.Equal(got, want) {
+				t.Fatalf("member %d of %q: read finds %q, %v; the lazy scan %q, %v", m, out, got, gotOK, want, wantOK)
+			}
+		}
+	})
+}
