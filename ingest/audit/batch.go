@@ -135,8 +135,7 @@ func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	if w, ok := endpointWrite(scan); ok {
 		b.writes = append(b.writes, batchWrite{row: b.rows() - 1, w: w})
 	}
-	uri, _ := scan.str(memberRequestURI)
-	q := parseRequestQuery(uri)
+	q := parseRequestQuery(scan.requestURI())
 	b.classes = append(b.classes, eventLayoutClass(scan, q.watch))
 	appendBool(b.watch, q.watch)
 	appendString(b.rv, q.resourceVersion)

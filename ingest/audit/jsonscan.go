@@ -217,6 +217,9 @@ type memberScan struct {
 	pos   int // where the walk goes on; -1 or past the end when the walk is over
 	start [memberCount]int
 	end   [memberCount]int // 0 when the member was not found (yet)
+	// uri is the request URI once requestURI decoded it: the redactor and the batch both read it.
+	uri    string
+	uriSet bool
 }
 
 func scanMembers(event []byte) *memberScan {
@@ -253,6 +256,15 @@ func (s *memberScan) str(m member) (string, bool) {
 		return "", false
 	}
 	return unquote(raw)
+}
+
+// requestURI returns the event's request URI ("" when it has none that is a string).
+func (s *memberScan) requestURI() string {
+	if !s.uriSet {
+		s.uri, _ = s.str(memberRequestURI)
+		s.uriSet = true
+	}
+	return s.uri
 }
 
 // next reads one member; it returns false when there are no more, or the object is not

@@ -50,8 +50,7 @@ var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
 // without being decoded (mayNeedRedaction).
 func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
 	sensitive := isSensitiveEvent(scan)
-	uri, _ := scan.str(memberRequestURI)
-	if !mayNeedRedaction(event, scan, sensitive, uri) {
+	if !mayNeedRedaction(event, scan, sensitive, scan.requestURI()) {
 		return event, false
 	}
 	return redactMembers(event, sensitive)
@@ -121,7 +120,7 @@ func redactMembers(event []byte, sensitive bool) ([]byte, bool) {
 // anywhere, and in events of sensitive resources a mutating webhook's patch annotation or a
 // status message are what it rewrites.
 func mayNeedRedaction(event []byte, scan *memberScan, sensitive bool, uri string) bool {
-	if _, tokens := redactURI(uri); tokens || containsBearer(event) {
+	if hasTokenParam(uri) || containsBearer(event) {
 		return true
 	}
 	if !sensitive {
@@ -205,6 +204,23 @@ func redactURI(uri string) (string, bool) {
 		changed = true
 	}
 	return path + "?" + strings.Join(pairs, "&"), changed
+}
+
+// hasTokenParam reports whether redactURI would change the URI, without building the new one.
+func hasTokenParam(uri string) bool {
+	_, query, found := strings.Cut(uri, "?")
+	for found {
+		var pair string
+		pair, query, found = strings.Cut(query, "&")
+		rawKey, value, hasValue := strings.Cut(pair, "=")
+		if !hasValue || isRedacted(value) {
+			continue
+		}
+		if key, ok := queryValue(rawKey); ok && isTokenParam(key) {
+			return true
+		}
+	}
+	return false
 }
 
 func isTokenParam(key string) bool {

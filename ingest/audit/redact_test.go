@@ -91,3 +91,24 @@ func FuzzRedactEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHasTokenParam: the cheap test answers exactly whether redactURI changes the URI.
+func FuzzHasTokenParam(f *testing.F) {
+	for _, seed := range []string{
+		"/api/v1/pods?access_token=abc&watch=true",
+		"/api/v1/pods?watch=true&%74oken=x",
+		"/api/v1/pods?id+token=x&Refresh_Token=y",
+		"/api?token=" + redacted("x"),
+		"/api?token&token=",
+		"/api?a=1&&%zz=2&token=%zz",
+		"/api/v1/pods",
+		"?",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		if _, changed := redactURI(uri); hasTokenParam(uri) != changed {
+			t.Fatalf("hasTokenParam(%q) = %v, redactURI changes it: %v", uri, !changed, changed)
+		}
+	})
+}
