@@ -49,9 +49,24 @@ type spill struct {
 	w    *ipc.Writer
 }
 
+// pendingBatch is one insert: a batch, or a table's held batches read from their spill file
+// (see replay).
 type pendingBatch struct {
 	table string
 	rec   arrow.RecordBatch
+	held  *ipc.Reader
+	spill *spill
+}
+
+// release frees the batch, or closes and removes the spill file.
+func (p pendingBatch) release() {
+	if p.spill == nil {
+		p.rec.Release()
+		return
+	}
+	p.held.Release()
+	p.spill.file.Close()
+	os.Remove(p.spill.file.Name())
 }
 
 type tableBatch struct {
@@ -73,9 +88,9 @@ func (w *Writer) insertLoop() {
 	var err error
 	for p := range w.pending {
 		if err == nil {
-			err = w.insert(p.table, p.rec)
+			err = w.insertBatch(p)
 		}
-		p.rec.Release()
+		p.release()
 	}
 	w.done <- err
 }
@@ -143,39 +158,37 @@ func (w *Writer) keep(table string, rec arrow.RecordBatch) error {
 	return nil
 }
 
-// release inserts the held batches, one at a time, and stops holding.
+// release inserts the held batches, each table's with one statement, and stops holding.
 func (w *Writer) release() error {
 	w.holding = false
 	var errs []error
 	for table, sp := range w.held {
 		errs = append(errs, w.replay(table, sp))
-		sp.file.Close()
-		os.Remove(sp.file.Name())
 	}
 	w.held = nil
 	return errors.Join(errs...)
 }
 
+// replay hands a table's held batches to the insert goroutine as one stream read from their
+// spill file, which the goroutine removes after the insert. One statement over all of them
+// lets DuckDB convert and insert them on every thread; one statement per batch kept the
+// insert of the endpoint states of 1 GB of audit log on one (BENCHMARKS.md).
 func (w *Writer) replay(table string, sp *spill) error {
-	if err := sp.w.Close(); err != nil {
-		return err
-	}
-	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	r, err := ipc.NewReader(sp.file)
+	r, err := func() (*ipc.Reader, error) {
+		if err := sp.w.Close(); err != nil {
+			return nil, err
+		}
+		if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return ipc.NewReader(sp.file)
+	}()
 	if err != nil {
+		sp.file.Close()
+		os.Remove(sp.file.Name())
 		return fmt.Errorf("reading held %s rows: %w", table, err)
 	}
-	defer r.Release()
-	for r.Next() {
-		rec := r.RecordBatch()
-		rec.Retain()
-		if err := w.send(pendingBatch{table, rec}); err != nil {
-			return err
-		}
-	}
-	return r.Err()
+	return w.send(pendingBatch{table: table, held: r, spill: sp})
 }
 
 // flush hands the gathered rows of one table to the insert goroutine.
@@ -188,7 +201,7 @@ func (w *Writer) flush(tb *tableBatch) error {
 	if w.holding {
 		return w.keep(tb.table.Name, rec)
 	}
-	return w.send(pendingBatch{tb.table.Name, rec})
+	return w.send(pendingBatch{table: tb.table.Name, rec: rec})
 }
 
 func (w *Writer) send(p pendingBatch) error {
@@ -196,20 +209,29 @@ func (w *Writer) send(p pendingBatch) error {
 	case w.pending <- p:
 		return nil
 	case <-w.ctx.Done():
-		p.rec.Release()
+		p.release()
 		return w.ctx.Err()
 	}
 }
 
-func (w *Writer) insert(table string, rec arrow.RecordBatch) error {
-	reader, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+// insertBatch inserts one pending batch.
+func (w *Writer) insertBatch(p pendingBatch) error {
+	if p.held != nil {
+		return w.insert(p.table, p.held)
+	}
+	reader, err := array.NewRecordReader(p.rec.Schema(), []arrow.RecordBatch{p.rec})
 	if err != nil {
 		return err
 	}
 	defer reader.Release()
+	return w.insert(p.table, reader)
+}
+
+// insert inserts the batches of reader with one statement.
+func (w *Writer) insert(table string, reader array.RecordReader) error {
 	view := fmt.Sprintf("kubesift_rows_%s_%d", table, viewSeq.Add(1))
 	var release func()
-	err = w.conn.Raw(func(dc any) error {
+	err := w.conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
