@@ -17,6 +17,7 @@ var secretsOutsideBodies = map[string]string{
 	"webhook patch of a Secret":          `aHVudGVyMi1zM2NyM3Q=`,
 	"access_token in the request URI":    `eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2Vu.c2ln`,
 	"bearer token in an annotation":      `eyJhbGciOiJSUzI1NiJ9.YmVhcmVyLXRva2Vu.c2ln`,
+	"bearer token behind an escaped e":   `eyJhbGciOiJSUzI1NiJ9.ZXNjYXBlZC1iZWFyZXI.c2ln`,
 	"Secret value in the status message": `LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t`,
 }
 

@@ -50,7 +50,7 @@ var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
 // without being decoded (mayNeedRedaction).
 func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
 	sensitive := isSensitiveEvent(scan)
-	if !mayNeedRedaction(event, scan, sensitive, scan.requestURI()) {
+	if !mayNeedRedaction(scan, sensitive, scan.requestURI()) {
 		return event, false
 	}
 	return redactMembers(event, sensitive)
@@ -116,30 +116,38 @@ func redactMembers(event []byte, sensitive bool) ([]byte, bool) {
 }
 
 // mayNeedRedaction is the cheap test of redactEvent: it is false only for an event the rest of
-// redactEvent would leave unchanged. A request URI with a token parameter, the word bearer
-// anywhere, and in events of sensitive resources a mutating webhook's patch annotation or a
-// status message are what it rewrites.
-func mayNeedRedaction(event []byte, scan *memberScan, sensitive bool, uri string) bool {
-	if hasTokenParam(uri) || containsBearer(event) {
+// redactEvent would leave unchanged. A request URI with a token parameter, the word bearer in
+// the annotations or the response status, and in events of sensitive resources a mutating
+// webhook's patch annotation or a status message are what it rewrites. The word is looked for
+// in the raw JSON of those two members, so an escape (\u0065 for an e) there sends the event to
+// the full test, which reads them decoded.
+func mayNeedRedaction(scan *memberScan, sensitive bool, uri string) bool {
+	if hasTokenParam(uri) {
 		return true
+	}
+	annotations, hasAnnotations := scan.raw(memberAnnotations)
+	status, hasStatus := scan.raw(memberResponseStatus)
+	for _, raw := range [][]byte{annotations, status} {
+		if containsBearer(raw) || bytes.Contains(raw, unicodeEscape) {
+			return true
+		}
 	}
 	if !sensitive {
 		return false
 	}
-	if status, ok := scan.raw(memberResponseStatus); ok {
+	if hasStatus {
 		if message, _ := topLevelString(status, "message"); message != "" {
 			return true
 		}
 	}
-	raw, ok := scan.raw(memberAnnotations)
-	if !ok {
+	if !hasAnnotations {
 		return false
 	}
-	var annotations map[string]json.RawMessage
-	if json.Unmarshal(raw, &annotations) != nil {
+	var decoded map[string]json.RawMessage
+	if json.Unmarshal(annotations, &decoded) != nil {
 		return false // redactEvent reads them the same way: not an object, nothing to redact
 	}
-	for k := range annotations {
+	for k := range decoded {
 		if strings.HasPrefix(k, webhookPatchAnnotation) {
 			return true
 		}
@@ -185,6 +193,8 @@ func containsBearer(b []byte) bool {
 }
 
 var bearerWord = []byte("bearer")
+
+var unicodeEscape = []byte(`\u`)
 
 // redactURI replaces the values of token parameters in the query of a request URI.
 func redactURI(uri string) (string, bool) {
