@@ -447,7 +447,7 @@ func hex4(b []byte) (rune, bool) {
 // eventReader reads events as asGoReads does and finds their members (memberScan) in the same
 // pass: jsontext's decoder validates each top-level member's value as it hands it over, so a
 // valid event is walked once, not once to validate it and again, byte by byte, to find the
-// members past its bodies (BENCHMARKS.md: 0.75-0.78x the CPU of the two walks). The zero value
+// members past its bodies (BENCHMARKS.md: 0.75–0.77× the CPU of the two walks). The zero value
 // is ready to use.
 type eventReader struct {
 	dec jsontext.Decoder
