@@ -60,21 +60,25 @@ SELECT
     $load_id AS load_id,
     -- A field of the wrong type is read as NULL: the event is kept, and the field is named here
     -- to become a warning in ingest_errors (field_types is computed only when a field came out empty).
-    -- A row that is not an event (its audit_id NULL) keeps its raw text here instead.
-    CASE WHEN NOT ok THEN raw ELSE nullif(concat_ws('; ',
-        CASE WHEN field_types[1] NOT IN ('NULL', 'OBJECT') THEN 'user is ' || field_types[1] || ', not OBJECT' END,
-        CASE WHEN field_types[2] NOT IN ('NULL', 'ARRAY') THEN 'user.groups is ' || field_types[2] || ', not ARRAY' END,
-        CASE WHEN field_types[3] NOT IN ('NULL', 'OBJECT') THEN 'impersonatedUser is ' || field_types[3] || ', not OBJECT' END,
-        CASE WHEN field_types[4] NOT IN ('NULL', 'ARRAY') THEN 'sourceIPs is ' || field_types[4] || ', not ARRAY' END,
-        CASE WHEN field_types[5] NOT IN ('NULL', 'OBJECT') THEN 'objectRef is ' || field_types[5] || ', not OBJECT' END,
-        CASE WHEN field_types[6] NOT IN ('NULL', 'OBJECT') THEN 'responseStatus is ' || field_types[6] || ', not OBJECT' END,
-        CASE WHEN field_types[7] <> 'NULL' AND e.responseStatus.code IS NULL
-            THEN 'responseStatus.code ' || json_extract(raw, '$.responseStatus.code') || ' is not a 32-bit integer' END,
-        CASE WHEN field_types[8] NOT IN ('NULL', 'OBJECT') THEN 'annotations is ' || field_types[8] || ', not OBJECT' END,
-        CASE WHEN e.requestReceivedTimestamp IS NOT NULL AND received_ts IS NULL
-            THEN 'requestReceivedTimestamp ' || to_json(e.requestReceivedTimestamp) || ' is not an RFC 3339 time' END,
-        CASE WHEN e.stageTimestamp IS NOT NULL AND stage_ts IS NULL
-            THEN 'stageTimestamp ' || to_json(e.stageTimestamp) || ' is not an RFC 3339 time' END), '') END AS load_problem
+    -- A row that is not an event (its audit_id NULL) keeps its raw text here instead. The list is
+    -- built only for a row that may have a problem (0.7% of a load's CPU when built for every row).
+    CASE WHEN NOT ok THEN raw
+        WHEN field_types IS NULL AND (e.requestReceivedTimestamp IS NULL OR received_ts IS NOT NULL)
+            AND (e.stageTimestamp IS NULL OR stage_ts IS NOT NULL) THEN NULL
+        ELSE nullif(concat_ws('; ',
+            CASE WHEN field_types[1] NOT IN ('NULL', 'OBJECT') THEN 'user is ' || field_types[1] || ', not OBJECT' END,
+            CASE WHEN field_types[2] NOT IN ('NULL', 'ARRAY') THEN 'user.groups is ' || field_types[2] || ', not ARRAY' END,
+            CASE WHEN field_types[3] NOT IN ('NULL', 'OBJECT') THEN 'impersonatedUser is ' || field_types[3] || ', not OBJECT' END,
+            CASE WHEN field_types[4] NOT IN ('NULL', 'ARRAY') THEN 'sourceIPs is ' || field_types[4] || ', not ARRAY' END,
+            CASE WHEN field_types[5] NOT IN ('NULL', 'OBJECT') THEN 'objectRef is ' || field_types[5] || ', not OBJECT' END,
+            CASE WHEN field_types[6] NOT IN ('NULL', 'OBJECT') THEN 'responseStatus is ' || field_types[6] || ', not OBJECT' END,
+            CASE WHEN field_types[7] <> 'NULL' AND e.responseStatus.code IS NULL
+                THEN 'responseStatus.code ' || json_extract(raw, '$.responseStatus.code') || ' is not a 32-bit integer' END,
+            CASE WHEN field_types[8] NOT IN ('NULL', 'OBJECT') THEN 'annotations is ' || field_types[8] || ', not OBJECT' END,
+            CASE WHEN e.requestReceivedTimestamp IS NOT NULL AND received_ts IS NULL
+                THEN 'requestReceivedTimestamp ' || to_json(e.requestReceivedTimestamp) || ' is not an RFC 3339 time' END,
+            CASE WHEN e.stageTimestamp IS NOT NULL AND stage_ts IS NULL
+                THEN 'stageTimestamp ' || to_json(e.stageTimestamp) || ' is not an RFC 3339 time' END), '') END AS load_problem
 FROM (
     SELECT *,
         coalesce(coalesce(e.kind, CASE WHEN list_api_version <> '' THEN 'Event' END) = 'Event'
