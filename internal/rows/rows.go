@@ -47,26 +47,46 @@ type Writer struct {
 type spill struct {
 	file *os.File
 	w    *ipc.Writer
+	r    *ipc.Reader // once rewound
 }
 
-// pendingBatch is one insert: a batch, or a table's held batches read from their spill file
-// (see replay).
+// rewind ends the spill file and opens it for reading its batches back.
+func (sp *spill) rewind() error {
+	if err := sp.w.Close(); err != nil {
+		return err
+	}
+	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	var err error
+	sp.r, err = ipc.NewReader(sp.file)
+	return err
+}
+
+// remove closes and removes the spill file.
+func (sp *spill) remove() {
+	if sp.r != nil {
+		sp.r.Release()
+	}
+	sp.file.Close()
+	os.Remove(sp.file.Name())
+}
+
+// pendingBatch is one insert: a batch, or a table's held batches read back from their spill
+// file (see replay).
 type pendingBatch struct {
 	table string
 	rec   arrow.RecordBatch
-	held  *ipc.Reader
-	spill *spill
+	held  *spill
 }
 
-// release frees the batch, or closes and removes the spill file.
+// release frees the batch, or removes the spill file.
 func (p pendingBatch) release() {
-	if p.spill == nil {
-		p.rec.Release()
+	if p.held != nil {
+		p.held.remove()
 		return
 	}
-	p.held.Release()
-	p.spill.file.Close()
-	os.Remove(p.spill.file.Name())
+	p.rec.Release()
 }
 
 type tableBatch struct {
@@ -172,23 +192,13 @@ func (w *Writer) release() error {
 // replay hands a table's held batches to the insert goroutine as one stream read from their
 // spill file, which the goroutine removes after the insert. One statement over all of them
 // lets DuckDB convert and insert them on every thread; one statement per batch kept the
-// insert of the endpoint states of 1 GB of audit log on one (BENCHMARKS.md).
+// insert of the endpoint states of 1 GB of audit log on one thread (BENCHMARKS.md).
 func (w *Writer) replay(table string, sp *spill) error {
-	r, err := func() (*ipc.Reader, error) {
-		if err := sp.w.Close(); err != nil {
-			return nil, err
-		}
-		if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		return ipc.NewReader(sp.file)
-	}()
-	if err != nil {
-		sp.file.Close()
-		os.Remove(sp.file.Name())
+	if err := sp.rewind(); err != nil {
+		sp.remove()
 		return fmt.Errorf("reading held %s rows: %w", table, err)
 	}
-	return w.send(pendingBatch{table: table, held: r, spill: sp})
+	return w.send(pendingBatch{table: table, held: sp})
 }
 
 // flush hands the gathered rows of one table to the insert goroutine.
@@ -217,7 +227,7 @@ func (w *Writer) send(p pendingBatch) error {
 // insertBatch inserts one pending batch.
 func (w *Writer) insertBatch(p pendingBatch) error {
 	if p.held != nil {
-		return w.insert(p.table, p.held)
+		return w.insert(p.table, p.held.r)
 	}
 	reader, err := array.NewRecordReader(p.rec.Schema(), []arrow.RecordBatch{p.rec})
 	if err != nil {
