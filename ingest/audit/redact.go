@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"regexp"
 	"strings"
 )
@@ -50,7 +49,7 @@ var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
 // without being decoded (mayNeedRedaction).
 func redactEvent(event []byte, scan *memberScan) ([]byte, bool) {
 	sensitive := isSensitiveEvent(scan)
-	if !mayNeedRedaction(scan, sensitive, scan.requestURI()) {
+	if !mayNeedRedaction(scan, sensitive) {
 		return event, false
 	}
 	return redactMembers(event, sensitive)
@@ -121,8 +120,8 @@ func redactMembers(event []byte, sensitive bool) ([]byte, bool) {
 // webhook's patch annotation or a status message are what it rewrites. The word is looked for
 // in the raw JSON of those two members, so an escape (\u0065 for an e) there sends the event to
 // the full test, which reads them decoded.
-func mayNeedRedaction(scan *memberScan, sensitive bool, uri string) bool {
-	if hasTokenParam(uri) {
+func mayNeedRedaction(scan *memberScan, sensitive bool) bool {
+	if hasTokenParam(scan.requestURI()) {
 		return true
 	}
 	annotations, hasAnnotations := scan.raw(memberAnnotations)
@@ -205,13 +204,11 @@ func redactURI(uri string) (string, bool) {
 	pairs := strings.Split(query, "&")
 	changed := false
 	for i, pair := range pairs {
-		rawKey, value, hasValue := strings.Cut(pair, "=")
-		key, err := url.QueryUnescape(rawKey)
-		if !hasValue || err != nil || !isTokenParam(key) || isRedacted(value) {
-			continue
+		if isUnredactedToken(pair) {
+			rawKey, value, _ := strings.Cut(pair, "=")
+			pairs[i] = rawKey + "=" + redacted(value)
+			changed = true
 		}
-		pairs[i] = rawKey + "=" + redacted(value)
-		changed = true
 	}
 	return path + "?" + strings.Join(pairs, "&"), changed
 }
@@ -222,15 +219,22 @@ func hasTokenParam(uri string) bool {
 	for found {
 		var pair string
 		pair, query, found = strings.Cut(query, "&")
-		rawKey, value, hasValue := strings.Cut(pair, "=")
-		if !hasValue || isRedacted(value) {
-			continue
-		}
-		if key, ok := queryValue(rawKey); ok && isTokenParam(key) {
+		if isUnredactedToken(pair) {
 			return true
 		}
 	}
 	return false
+}
+
+// isUnredactedToken reports whether a query pair (key=value) is a token parameter whose value
+// is not a redaction marker yet.
+func isUnredactedToken(pair string) bool {
+	rawKey, value, hasValue := strings.Cut(pair, "=")
+	if !hasValue || isRedacted(value) {
+		return false
+	}
+	key, ok := queryValue(rawKey)
+	return ok && isTokenParam(key)
 }
 
 func isTokenParam(key string) bool {
