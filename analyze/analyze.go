@@ -350,13 +350,13 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
 	// a stage with SortForPieces is sorted unless the rule will run in one piece, as far as can be
-	// told before it is made
+	// told once it is made
 	sortStage := func(i int) (bool, error) {
 		if opt.Pieces > 0 {
 			return opt.Pieces > 1, nil
 		}
 		pieces, known, err := pieceCount(r, opt, func(table string) (int64, bool, error) {
-			return rowsBeforeStage(ctx, schema, conn, r, opt, args, i, table)
+			return rowsOnceStaged(ctx, schema, conn, r, opt, i, table)
 		})
 		return !known || pieces > 1, err
 	}
@@ -425,13 +425,15 @@ func runPieceOrSplit(ctx context.Context, conn *store.Sandbox, spill *evidenceSp
 }
 
 // stage keeps r's stages as their tables (see rules.Stage), in order, with the rule's args; drop
-// removes those made (also when a later one failed). A stage with SortForPieces is made sorted by
-// those columns when sorted(its index) says so: a piece that joins it on them then skips the
-// other pieces' row groups, where in one piece the sort buys nothing (election-lock-churn on the
-// recordings at 10M events: its stage of 882,244 writes in 0.66-0.73 s instead of 1.14-1.26 s).
-// Sorted when the stage is made, not once the pieces are counted: sorted then (the made table, or
-// its query run again), with the later stages in memory too, the rule took 19.5-23.3 s instead of
-// 16.5-17.0 s under 200MB (BENCHMARKS.md).
+// removes those made (also when a later one failed). A stage with SortForPieces is made as its
+// query makes it; when sorted(its index) then says so, it is made again, sorted by those columns:
+// a piece that joins it on them then skips the other pieces' row groups, where in one piece the
+// sort buys nothing (election-lock-churn on the recordings at 10M events: its stage of 882,244
+// writes in 0.66-0.73 s instead of 1.14-1.26 s). sorted counts the made stage: counting its
+// query before it was made read the events a second time (0.68-0.83 s of the rule's 7-8 s there).
+// The stage is made again from its query, not sorted in place, and before the later stages: the
+// made table sorted in place with the later stages in memory too took the rule 23.3 s instead of
+// 17.0 s under 200MB (BENCHMARKS.md).
 func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, sorted func(i int) (bool, error)) (drop func() error, err error) {
 	var made []string
 	drop = func() error {
@@ -442,45 +444,44 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, s
 		return errors.Join(errs...)
 	}
 	for i, s := range r.Stages {
-		query := s.SQL
-		if len(s.SortForPieces) > 0 {
-			sort, err := sorted(i)
-			if err != nil {
-				return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
-			}
-			if sort {
-				keys := make([]string, len(s.SortForPieces))
-				for j, c := range s.SortForPieces {
-					keys[j] = `"` + c + `"` // a plain name (rules.Stage): quoted, so that it may be a keyword
-				}
-				// a comment ending the query ends at its line
-				query = "SELECT * FROM (" + s.SQL + "\n) ORDER BY " + strings.Join(keys, ", ")
-			}
-		}
 		made = append(made, s.Table)
-		if err := conn.Stage(ctx, s.Table, query, args...); err != nil {
+		if err := conn.Stage(ctx, s.Table, s.SQL, args...); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
 		if err := checkSortColumns(ctx, conn, s); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
+		if len(s.SortForPieces) == 0 {
+			continue
+		}
+		sort, err := sorted(i)
+		if err != nil {
+			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
+		}
+		if !sort {
+			continue
+		}
+		keys := make([]string, len(s.SortForPieces))
+		for j, c := range s.SortForPieces {
+			keys[j] = `"` + c + `"` // a plain name (rules.Stage): quoted, so that it may be a keyword
+		}
+		// dropped first, so that the two are never in memory together; a comment ending the
+		// query ends at its line
+		if err := conn.DropStage(ctx, s.Table); err != nil {
+			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
+		}
+		if err := conn.Stage(ctx, s.Table, "SELECT * FROM ("+s.SQL+"\n) ORDER BY "+strings.Join(keys, ", "), args...); err != nil {
+			return drop, fmt.Errorf("stage %s (stages/%s.sql), sorted: %w", s.Table, s.Query, err)
+		}
 	}
 	return drop, nil
 }
 
-// rowsBeforeStage counts the rows of table for the pieces of r (see pieceRows) before its stage i
-// is made: the rows of stage i's query, or those of an earlier stage or an input; known is false
-// for a later stage, which is not made yet. Stage i's query then runs twice, counted and made;
-// DuckDB reads for the count only what decides the rows (election-lock-churn's: 0.00 s in its
-// profiler, against 0.66-0.73 s to make the stage).
-func rowsBeforeStage(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options, args []any, i int, table string) (n int64, known bool, err error) {
-	switch at := slices.IndexFunc(r.Stages, func(s rules.Stage) bool { return s.Table == table }); {
-	case at == i:
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM ("+r.Stages[i].SQL+"\n)", args...).Scan(&n); err != nil {
-			return 0, false, fmt.Errorf("counting the rows of %s for its pieces: %w", table, err)
-		}
-		return n, true, nil
-	case at > i:
+// rowsOnceStaged counts the rows of table for the pieces of r (see pieceRows) once its stage i is
+// made: the rows of stage i or of an earlier one, or those of an input; known is false for a later
+// stage, which is not made yet.
+func rowsOnceStaged(ctx context.Context, schema store.Schema, conn *store.Sandbox, r rules.Rule, opt Options, i int, table string) (n int64, known bool, err error) {
+	if slices.IndexFunc(r.Stages, func(s rules.Stage) bool { return s.Table == table }) > i {
 		return 0, false, nil
 	}
 	n, err = pieceRows(ctx, schema, conn, r, table, opt)

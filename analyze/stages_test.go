@@ -204,9 +204,9 @@ func stagedWritesRule(t *testing.T) (*store.DB, rules.Rule) {
 func unsorted(int) (bool, error) { return false, nil }
 
 // TestStagesSortedForPieces: a stage with sort_for_pieces is made sorted by its columns when the
-// rule runs in more than one piece (told before the stage is made, from its query's rows) or when
-// that cannot be told yet (the pieces follow a later stage), and as its query makes it in one
-// piece; a column the stage lacks fails the stage at once.
+// rule runs in more than one piece (told once the stage is made, from its rows) or when that
+// cannot be told yet (the pieces follow a later stage), and as its query makes it in one piece; a
+// column the stage lacks fails the stage at once.
 func TestStagesSortedForPieces(t *testing.T) {
 	ctx := context.Background()
 	db, r := stagedWritesRule(t)
