@@ -430,10 +430,10 @@ func runPieceOrSplit(ctx context.Context, conn *store.Sandbox, spill *evidenceSp
 // a piece that joins it on them then skips the other pieces' row groups, where in one piece the
 // sort buys nothing (election-lock-churn on the recordings at 10M events: its stage of 882,244
 // writes in 0.66-0.73 s instead of 1.14-1.26 s). sorted counts the made stage: counting its
-// query before it was made read the events a second time (0.68-0.83 s of the rule's 7-8 s there).
-// The stage is made again from its query, not sorted in place, and before the later stages: the
-// made table sorted in place with the later stages in memory too took the rule 23.3 s instead of
-// 17.0 s under 200MB (BENCHMARKS.md).
+// query before it was made read the events a second time (0.66-0.83 s of the rule's 5.5-7.6 s
+// there). The stage is made again from its query, not sorted in place, and before the later
+// stages: the made table sorted in place with the later stages in memory too took the rule
+// 23.3 s instead of 17.0 s under 200MB (BENCHMARKS.md).
 func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, sorted func(i int) (bool, error)) (drop func() error, err error) {
 	var made []string
 	drop = func() error {
