@@ -350,15 +350,20 @@ func runRule(ctx context.Context, schema store.Schema, conn *store.Sandbox, spil
 		return runPiece(ctx, conn, spill, r, args, tmpl, params)
 	}
 	// a stage with SortForPieces is sorted unless the rule will run in one piece, as far as can be
-	// told once it is made
-	sortStage := func(i int) (bool, error) {
+	// told; before stage i is made that is undecided when its own rows tell, and is told once it is
+	sortStage := func(i int, made bool) (sort, decided bool, err error) {
 		if opt.Pieces > 0 {
-			return opt.Pieces > 1, nil
+			return opt.Pieces > 1, true, nil
 		}
+		waiting := false
 		pieces, known, err := pieceCount(r, opt, func(table string) (int64, bool, error) {
+			if !made && r.Stages[i].Table == table {
+				waiting = true
+				return 0, false, nil
+			}
 			return rowsOnceStaged(ctx, schema, conn, r, opt, i, table)
 		})
-		return !known || pieces > 1, err
+		return !known || pieces > 1, !waiting, err
 	}
 	drop, err := stage(ctx, conn, r, args, sortStage)
 	defer func() { err = errors.Join(err, drop()) }()
@@ -425,16 +430,17 @@ func runPieceOrSplit(ctx context.Context, conn *store.Sandbox, spill *evidenceSp
 }
 
 // stage keeps r's stages as their tables (see rules.Stage), in order, with the rule's args; drop
-// removes those made (also when a later one failed). A stage with SortForPieces is made as its
-// query makes it; when sorted(its index) then says so, it is made again, sorted by those columns:
-// a piece that joins it on them then skips the other pieces' row groups, where in one piece the
-// sort buys nothing (election-lock-churn on the recordings at 10M events: its stage of 882,244
-// writes in 0.66-0.73 s instead of 1.14-1.26 s). sorted counts the made stage: counting its
-// query before it was made read the events a second time (0.66-0.83 s of the rule's 5.5-7.6 s
-// there). The stage is made again from its query, not sorted in place, and before the later
+// removes those made (also when a later one failed). A stage with SortForPieces is made sorted by
+// those columns when sorted(its index, false) says so and has decided: a piece that joins it on
+// them then skips the other pieces' row groups, where in one piece the sort buys nothing
+// (election-lock-churn on the recordings at 10M events: its stage of 882,244 writes in 0.66-0.73
+// s instead of 1.14-1.26 s). When only the stage's own rows can decide, it is made as its query
+// makes it and sorted(its index, true) counts the made stage; counting its query before it was
+// made read the events a second time (0.66-0.83 s of the rule's 5.5-7.6 s there). If it is then
+// to be sorted, it is made again from its query, not sorted in place, and before the later
 // stages: the made table sorted in place with the later stages in memory too took the rule
 // 23.3 s instead of 17.0 s under 200MB (BENCHMARKS.md).
-func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, sorted func(i int) (bool, error)) (drop func() error, err error) {
+func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, sorted func(i int, made bool) (sort, decided bool, err error)) (drop func() error, err error) {
 	var made []string
 	drop = func() error {
 		var errs []error
@@ -444,37 +450,52 @@ func stage(ctx context.Context, conn *store.Sandbox, r rules.Rule, args []any, s
 		return errors.Join(errs...)
 	}
 	for i, s := range r.Stages {
+		query, decided := s.SQL, true
+		if len(s.SortForPieces) > 0 {
+			sort, ok, err := sorted(i, false)
+			if err != nil {
+				return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
+			}
+			if decided = ok; sort && ok {
+				query = sortedStageQuery(s)
+			}
+		}
 		made = append(made, s.Table)
-		if err := conn.Stage(ctx, s.Table, s.SQL, args...); err != nil {
+		if err := conn.Stage(ctx, s.Table, query, args...); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
 		if err := checkSortColumns(ctx, conn, s); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
-		if len(s.SortForPieces) == 0 {
+		if decided {
 			continue
 		}
-		sort, err := sorted(i)
+		sort, _, err := sorted(i, true)
 		if err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
 		if !sort {
 			continue
 		}
-		keys := make([]string, len(s.SortForPieces))
-		for j, c := range s.SortForPieces {
-			keys[j] = `"` + c + `"` // a plain name (rules.Stage): quoted, so that it may be a keyword
-		}
-		// dropped first, so that the two are never in memory together; a comment ending the
-		// query ends at its line
+		// dropped first, so that the two are never in memory together
 		if err := conn.DropStage(ctx, s.Table); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql): %w", s.Table, s.Query, err)
 		}
-		if err := conn.Stage(ctx, s.Table, "SELECT * FROM ("+s.SQL+"\n) ORDER BY "+strings.Join(keys, ", "), args...); err != nil {
+		if err := conn.Stage(ctx, s.Table, sortedStageQuery(s), args...); err != nil {
 			return drop, fmt.Errorf("stage %s (stages/%s.sql), sorted: %w", s.Table, s.Query, err)
 		}
 	}
 	return drop, nil
+}
+
+// sortedStageQuery is s's query sorted by its SortForPieces.
+func sortedStageQuery(s rules.Stage) string {
+	keys := make([]string, len(s.SortForPieces))
+	for j, c := range s.SortForPieces {
+		keys[j] = `"` + c + `"` // a plain name (rules.Stage): quoted, so that it may be a keyword
+	}
+	// a comment ending the query ends at its line
+	return "SELECT * FROM (" + s.SQL + "\n) ORDER BY " + strings.Join(keys, ", ")
 }
 
 // rowsOnceStaged counts the rows of table for the pieces of r (see pieceRows) once its stage i is

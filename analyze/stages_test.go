@@ -201,7 +201,7 @@ func stagedWritesRule(t *testing.T) (*store.DB, rules.Rule) {
 }
 
 // unsorted is stage's answer for a rule that runs in one piece: no stage sorted for pieces.
-func unsorted(int) (bool, error) { return false, nil }
+func unsorted(int, bool) (sort, decided bool, err error) { return false, true, nil }
 
 // TestStagesSortedForPieces: a stage with sort_for_pieces is made sorted by its columns when the
 // rule runs in more than one piece (told once the stage is made, from its rows) or when that

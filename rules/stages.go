@@ -29,10 +29,11 @@ var sortColumnPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 // the lookback, never the piece, and may read the stages before it. A transient stage only feeds
 // the stages after it (the rule's query never reads it): it is dropped once the rule's stages are
 // all made and compressed, before the pieces run, so that rows selected to decide what the pieces
-// need hold no memory while they run. A stage with SortForPieces is made again, sorted by those
-// columns, when the rule will run in more than one piece, as far as can be told once it is made (a
-// piece that runs out of memory and splits reads it as it was made): a piece's join on them then
-// skips the row groups of the other pieces, where a rule in one piece would only pay for the sort.
+// need hold no memory while they run. A stage with SortForPieces is sorted by those columns when
+// the rule will run in more than one piece, as far as can be told (when only its own rows tell,
+// it is made, counted and made again sorted; a piece that runs out of memory and splits reads it
+// as it was made): a piece's join on them then skips the row groups of the other pieces, where a
+// rule in one piece would only pay for the sort.
 type Stage struct {
 	Table         string   `yaml:"table"`
 	Query         string   `yaml:"query"`
