@@ -499,15 +499,18 @@ ev_rows AS (
     FROM stale s
     WHERE s.in_win
 ),
--- the files the evidence cites, by the hash each request carries (no evidence, no scan: an empty build side)
+-- the files the evidence cites, by the hash each request carries: the window's files grouped by their hash first, and
+-- only then joined to the cited ones (DuckDB hashes a file name once per dictionary entry of the column when it groups,
+-- where as a join key it hashed it for every event: 0.03 against 0.19 s at 10M events)
 ev_files AS (
-    SELECT hash(a.source_file) AS file_hash, any_value(a.source_file) AS source_file
-    FROM audit_events a
+    SELECT f.file_hash, f.source_file
+    FROM (SELECT hash(a.source_file) AS file_hash, any_value(a.source_file) AS source_file
+          FROM audit_events a
+          WHERE a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
+          GROUP BY 1) f
     SEMI JOIN (SELECT DISTINCT k.file_hash
-               FROM ev_rows e JOIN reqs k ON k.cluster = e.cluster AND k.req_id = e.req_id) f
-      ON f.file_hash = hash(a.source_file)
-    WHERE a.received_at >= ks_lookback_start($lookback_since, $since) AND a.received_at <= ks_window_end($until)
-    GROUP BY 1
+               FROM ev_rows e JOIN reqs k ON k.cluster = e.cluster AND k.req_id = e.req_id) c
+      ON c.file_hash = f.file_hash
 ),
 -- Up to here a request is named by the hash of its cluster's auditID (req_id): grouped, joined and sorted as a number,
 -- where the 36-character strings took nearly a third of the rule's CPU time on the real recordings replicated to 10M
