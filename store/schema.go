@@ -23,6 +23,10 @@ type Column struct {
 	// load neither writes nor pays for it. A database whose table stores it is rewritten once
 	// when Open upgrades it.
 	Generated string
+	// Compression is the DuckDB compression method every segment of the column is stored with
+	// (USING COMPRESSION), where "" lets DuckDB choose one per segment by size. A table Open
+	// created before the column had one keeps DuckDB's choice until an upgrade rewrites it.
+	Compression string
 }
 
 // ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
@@ -90,7 +94,11 @@ func (t Table) DDL() string {
 			fmt.Fprintf(&b, "  \"%s\" %s GENERATED ALWAYS AS (%s) VIRTUAL%s\n", c.Name, c.Type, c.Generated, sep)
 			continue
 		}
-		fmt.Fprintf(&b, "  \"%s\" %s%s\n", c.Name, c.Type, sep)
+		compression := ""
+		if c.Compression != "" {
+			compression = " USING COMPRESSION " + c.Compression
+		}
+		fmt.Fprintf(&b, "  \"%s\" %s%s%s\n", c.Name, c.Type, compression, sep)
 	}
 	b.WriteString(")")
 	return b.String()

@@ -6,6 +6,17 @@ import (
 	"github.com/kubesift/kubesift/store"
 )
 
+// vocabulary is the compression of the columns whose values come from a small vocabulary (stages,
+// verbs, resources, users, namespaces, selectors, reasons, files): dictionary, whose scan hands
+// DuckDB's operators the column's distinct values once with an index per row. Left to choose per
+// segment by size, DuckDB stored the rarely set ones with FSST (subresource, status_reason,
+// field_selector and resource_version_match, 2 to 5 distinct values in the recordings replicated
+// to 10M events), which a scan decompresses value by value: the rules read subresource for every
+// write and the others for every watch. With them in dictionaries all rules over that database took
+// 0.94× the time, and loads 0.93-0.95× (BENCHMARKS.md). Object names, IDs, versions, URIs and
+// messages are left to DuckDB: they are mostly distinct.
+const vocabulary = "dictionary"
+
 // auditEventsTable is where Loader puts the events; the endpoint states derived from their
 // bodies go to the k8sobj tables.
 
@@ -19,26 +30,26 @@ var auditEventsTable = store.Table{
 		"Rows are not stored in the order of the file: within each row group they are grouped by kind (writes, watches, lists, gets), so that a scan for one kind skips the others; order by stage_at, or by source_file and source_line.",
 	Columns: []store.Column{
 		{Name: "audit_id", Type: "VARCHAR", Doc: "auditID: unique per request; all stages of one request share it"},
-		{Name: "stage", Type: "VARCHAR", Doc: "RequestReceived, ResponseStarted (watches), ResponseComplete or Panic"},
-		{Name: "level", Type: "VARCHAR", Doc: "audit level the policy chose: Metadata, Request or RequestResponse"},
-		{Name: "verb", Type: "VARCHAR", Doc: "Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection"},
+		{Name: "stage", Type: "VARCHAR", Compression: vocabulary, Doc: "RequestReceived, ResponseStarted (watches), ResponseComplete or Panic"},
+		{Name: "level", Type: "VARCHAR", Compression: vocabulary, Doc: "audit level the policy chose: Metadata, Request or RequestResponse"},
+		{Name: "verb", Type: "VARCHAR", Compression: vocabulary, Doc: "Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection"},
 		{Name: "request_uri", Type: "VARCHAR", Doc: "request path and query exactly as sent by the client"},
-		{Name: "username", Type: "VARCHAR", Doc: "authenticated user, e.g. system:serviceaccount:kube-system:endpoint-controller"},
+		{Name: "username", Type: "VARCHAR", Compression: vocabulary, Doc: "authenticated user, e.g. system:serviceaccount:kube-system:endpoint-controller"},
 		{Name: "user_uid", Type: "VARCHAR", Doc: "authenticated user's UID"},
 		{Name: "groups", Type: "VARCHAR[]", Doc: "authenticated user's groups"},
 		{Name: "impersonated_user", Type: "VARCHAR", Doc: "impersonatedUser.username when the request impersonated someone"},
-		{Name: "user_agent", Type: "VARCHAR", Doc: "client's User-Agent, e.g. kube-proxy/v1.30.0 (linux/amd64)"},
+		{Name: "user_agent", Type: "VARCHAR", Compression: vocabulary, Doc: "client's User-Agent, e.g. kube-proxy/v1.30.0 (linux/amd64)"},
 		{Name: "source_ips", Type: "VARCHAR[]", Doc: "client addresses, nearest first (X-Forwarded-For chain then the peer)"},
-		{Name: "resource", Type: "VARCHAR", Doc: "objectRef.resource, e.g. endpoints; NULL for non-resource URLs"},
-		{Name: "subresource", Type: "VARCHAR", Doc: "objectRef.subresource, e.g. status"},
-		{Name: "api_group", Type: "VARCHAR", Doc: "objectRef.apiGroup; empty for the core group"},
-		{Name: "api_version", Type: "VARCHAR", Doc: "objectRef.apiVersion"},
-		{Name: "namespace", Type: "VARCHAR", Doc: "objectRef.namespace"},
+		{Name: "resource", Type: "VARCHAR", Compression: vocabulary, Doc: "objectRef.resource, e.g. endpoints; NULL for non-resource URLs"},
+		{Name: "subresource", Type: "VARCHAR", Compression: vocabulary, Doc: "objectRef.subresource, e.g. status"},
+		{Name: "api_group", Type: "VARCHAR", Compression: vocabulary, Doc: "objectRef.apiGroup; empty for the core group"},
+		{Name: "api_version", Type: "VARCHAR", Compression: vocabulary, Doc: "objectRef.apiVersion"},
+		{Name: "namespace", Type: "VARCHAR", Compression: vocabulary, Doc: "objectRef.namespace"},
 		{Name: "name", Type: "VARCHAR", Doc: "objectRef.name; NULL for list/watch of a collection"},
 		{Name: "object_uid", Type: "VARCHAR", Doc: "objectRef.uid"},
 		{Name: "object_rv", Type: "VARCHAR", Doc: "objectRef.resourceVersion as logged"},
 		{Name: "code", Type: "INTEGER", Doc: "responseStatus.code: HTTP status (200 for a watch even when it ends with 410 inside the stream)"},
-		{Name: "status_reason", Type: "VARCHAR", Doc: "responseStatus.reason, e.g. Expired, NotFound, Conflict"},
+		{Name: "status_reason", Type: "VARCHAR", Compression: vocabulary, Doc: "responseStatus.reason, e.g. Expired, NotFound, Conflict"},
 		{Name: "status_message", Type: "VARCHAR", Doc: "responseStatus.message"},
 		{Name: "received_at", Type: "TIMESTAMPTZ", Doc: "requestReceivedTimestamp (v1beta1 without it: timestamp)"},
 		{Name: "stage_at", Type: "TIMESTAMPTZ", Doc: "stageTimestamp: when this stage was logged (v1beta1 without it: timestamp)"},
@@ -48,10 +59,10 @@ var auditEventsTable = store.Table{
 		{Name: "watch_rv", Type: "BIGINT", Doc: "resourceVersion query parameter as a number (watches and lists); NULL when absent or not a base-10 integer; computed when read, not stored",
 			Generated: watchRV},
 		{Name: "resource_version", Type: "VARCHAR", Doc: "resourceVersion query parameter as sent (\"0\", \"\" or a number)"},
-		{Name: "resource_version_match", Type: "VARCHAR", Doc: "resourceVersionMatch query parameter: NotOlderThan or Exact"},
+		{Name: "resource_version_match", Type: "VARCHAR", Compression: vocabulary, Doc: "resourceVersionMatch query parameter: NotOlderThan or Exact"},
 		{Name: "timeout_seconds", Type: "INTEGER", Doc: "timeoutSeconds query parameter (a watch's requested lifetime)"},
-		{Name: "label_selector", Type: "VARCHAR", Doc: "labelSelector query parameter, URL-decoded"},
-		{Name: "field_selector", Type: "VARCHAR", Doc: "fieldSelector query parameter, URL-decoded"},
+		{Name: "label_selector", Type: "VARCHAR", Compression: vocabulary, Doc: "labelSelector query parameter, URL-decoded"},
+		{Name: "field_selector", Type: "VARCHAR", Compression: vocabulary, Doc: "fieldSelector query parameter, URL-decoded"},
 		{Name: "allow_watch_bookmarks", Type: "BOOLEAN", Doc: "allowWatchBookmarks query parameter"},
 		{Name: "send_initial_events", Type: "BOOLEAN", Doc: "sendInitialEvents query parameter (streaming lists)"},
 		{Name: "list_limit", Type: "BIGINT", Doc: "limit query parameter (list page size)"},
@@ -66,11 +77,11 @@ var auditEventsTable = store.Table{
 		{Name: "body_fields", Type: "VARCHAR[]", Doc: "what the rules read of a write's body, taken once at ingest so that they need not read the bodies again: for a create, update or patch of an Endpoints, ConfigMap or Lease (not a node heartbeat in kube-node-lease) and a create or delete of an Endpoints or EndpointSlice, without subresource, and a create, delete, get, update or patch of a Service or its status, on its ResponseComplete stage, 13 values as json_extract_string reads them (NULL where absent): of the responseObject, else the requestObject, [1] metadata.name, [2] the control-plane.alpha.kubernetes.io/leader annotation, [3] metadata.uid, [4] spec.holderIdentity, [5] spec.leaseTransitions, [6] the apiserver.kubernetes.io/identity label, [7] endpoints (JSON); of the responseObject [8] metadata.name, [9] details.name, [10] metadata.uid, [11] details.uid, [12] the kubernetes.io/service-name label; of the requestObject [13] that label. NULL for every other event and for a write without a body",
 			Backfill: BodyFields("resource", "subresource", "namespace", "verb", "stage", "response_object", "request_object")},
 		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
-		{Name: "audit_api_version", Type: "VARCHAR", Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
-		{Name: "cluster", Type: "VARCHAR", Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
-		{Name: "apiserver", Type: "VARCHAR", Doc: "apiserver that logged the event: --apiserver, else the envelope's or path's (GKE/EKS log stream, must-gather <server>/<node>); \"\" when unknown"},
-		{Name: "envelope", Type: "VARCHAR", Doc: "how the event was packed: " + envelopeNames() + "; gke-logentry events have no request URI, so no query parameters (watch_rv, resource_version, timeout_seconds, …)"},
-		{Name: "source_file", Type: "VARCHAR", Doc: "file the event was read from (- for stdin)"},
+		{Name: "audit_api_version", Type: "VARCHAR", Compression: vocabulary, Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
+		{Name: "cluster", Type: "VARCHAR", Compression: vocabulary, Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
+		{Name: "apiserver", Type: "VARCHAR", Compression: vocabulary, Doc: "apiserver that logged the event: --apiserver, else the envelope's or path's (GKE/EKS log stream, must-gather <server>/<node>); \"\" when unknown"},
+		{Name: "envelope", Type: "VARCHAR", Compression: vocabulary, Doc: "how the event was packed: " + envelopeNames() + "; gke-logentry events have no request URI, so no query parameters (watch_rv, resource_version, timeout_seconds, …)"},
+		{Name: "source_file", Type: "VARCHAR", Compression: vocabulary, Doc: "file the event was read from (- for stdin)"},
 		{Name: "source_line", Type: "BIGINT", Doc: "1-based line of the event in source_file (the line of the EventList for webhook batches)"},
 		{Name: "source_offset", Type: "BIGINT", Doc: "byte offset of that line in the (decompressed) file"},
 		{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"},
