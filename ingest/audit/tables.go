@@ -13,7 +13,7 @@ import (
 // field_selector and resource_version_match, 2 to 5 distinct values in the recordings replicated
 // to 10M events), which a scan decompresses value by value: the rules read subresource for every
 // write and the others for every watch. With them in dictionaries all rules over that database took
-// 0.94× the time, and loads 0.93-0.95× (BENCHMARKS.md). Object names, IDs, versions, URIs and
+// 0.94× the time, and loads 0.93-0.96× (BENCHMARKS.md). Object names, IDs, versions, URIs and
 // messages are left to DuckDB: they are mostly distinct.
 const vocabulary = "dictionary"
 
