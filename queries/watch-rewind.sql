@@ -500,8 +500,8 @@ ev_rows AS (
     WHERE s.in_win
 ),
 -- the files the evidence cites, by the hash each request carries: the window's files grouped by their hash first, and
--- only then joined to the cited ones (DuckDB hashes a file name once per dictionary entry of the column when it groups,
--- where as a join key it hashed it for every event: 0.03 against 0.19 s at 10M events)
+-- only then joined to the cited ones; a semi join on the hash probed it for every event (alone at 10M events, 0.03 s
+-- grouped first against 0.19 s joined)
 ev_files AS (
     SELECT f.file_hash, f.source_file
     FROM (SELECT hash(a.source_file) AS file_hash, any_value(a.source_file) AS source_file
