@@ -76,6 +76,9 @@ type Match struct {
 	// Evidence: each entry must match one evidence item: every key's value (text as is, other
 	// values as JSON) matches the entry's glob.
 	Evidence []map[string]string `yaml:"evidence"`
+	// EvidenceCount: how many evidence items the finding lists, exactly (Evidence alone allows
+	// more items than its entries, and an item listed twice).
+	EvidenceCount *int `yaml:"evidence_count"`
 }
 
 // Finding is what a Match looks at, so that this package needs no analyze types.
@@ -89,7 +92,8 @@ type Finding struct {
 // Matches reports whether f satisfies every set field of m.
 func (m Match) Matches(f Finding) bool {
 	if (m.Rule != "" && m.Rule != f.Rule) || (m.Cluster != nil && *m.Cluster != f.Cluster) || (m.Severity != "" && m.Severity != f.Severity) ||
-		(m.Count != nil && *m.Count != f.Count) || (m.MinCount != nil && f.Count < *m.MinCount) {
+		(m.Count != nil && *m.Count != f.Count) || (m.MinCount != nil && f.Count < *m.MinCount) ||
+		(m.EvidenceCount != nil && *m.EvidenceCount != len(f.Evidence)) {
 		return false
 	}
 	for _, g := range []struct{ glob, s string }{{m.Object, f.Object}, {m.Subject, f.Subject}, {m.Summary, f.Summary}} {
@@ -151,6 +155,9 @@ func (m Match) String() string {
 	if len(m.Evidence) > 0 {
 		b, _ := json.Marshal(m.Evidence)
 		add("evidence", string(b))
+	}
+	if m.EvidenceCount != nil {
+		add("evidence_count", fmt.Sprint(*m.EvidenceCount))
 	}
 	if len(parts) == 0 {
 		return "any finding"
