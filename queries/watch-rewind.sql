@@ -150,10 +150,12 @@ req_stats AS (
           FROM req_events a) e
     GROUP BY e.cluster, e.req_id
 ),
--- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed
+-- only watches from a resourceVersion and lists answered 410 Expired (not a continue page) are followed; from here on
+-- a request's verb is is_watch (a list otherwise): a boolean where each of the tables held to the end of the query
+-- (reqs, reqs_win, watch_reqs and what follows them) carried a string
 reqs AS (
-    SELECT cluster, req_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver, verb,
-           recv, ended, latency_ms, code, status_reason, rv, timeout_s, file_hash, source_line
+    SELECT cluster, req_id, key_hash, resource_hash, namespace_hash, name_hash, judged_by_writes, apiserver,
+           verb = 'watch' AS is_watch, recv, ended, latency_ms, code, status_reason, rv, timeout_s, file_hash, source_line
     FROM req_stats
     WHERE ((verb = 'watch' AND rv > 0 AND NOT watch_list) OR (verb = 'list' AND rv > 0 AND code = 410 AND NOT is_continue))
 ),
@@ -187,7 +189,7 @@ reqs_epoch AS NOT MATERIALIZED (
 reqs_win AS (
     SELECT r.cluster, r.req_id,
            hash(r.key_hash, r.epoch) AS stream,
-           r.apiserver, r.verb, r.recv, r.ended, r.latency_ms, r.code, r.rv,
+           r.apiserver, r.is_watch, r.recv, r.ended, r.latency_ms, r.code, r.rv,
            (r.recv >= ks_window_start($since)) AS in_win
     FROM reqs_epoch r
 ),
@@ -200,15 +202,15 @@ reqs_win AS (
 -- stream of its own; healthy reflectors on a busy collection resume from ever newer versions
 stream_cands AS (
     SELECT DISTINCT stream
-    FROM (SELECT r.stream, r.verb,
+    FROM (SELECT r.stream, r.is_watch,
                  r.rv <= max(r.rv) OVER (PARTITION BY r.stream ORDER BY r.recv, r.req_id
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS not_higher
           FROM reqs_win r
           SEMI JOIN (SELECT stream FROM reqs_win GROUP BY stream HAVING count(*) > 1) m ON m.stream = r.stream)
-    WHERE verb = 'watch' AND not_higher
+    WHERE is_watch AND not_higher
 ),
 watch_reqs AS (
-    SELECT r.* FROM reqs_win r SEMI JOIN stream_cands c ON c.stream = r.stream WHERE r.verb = 'watch'
+    SELECT r.* FROM reqs_win r SEMI JOIN stream_cands c ON c.stream = r.stream WHERE r.is_watch
 ),
 -- A stream whose watches each start after the one before it ended (in order of start; every watch but the last logged
 -- as ended, and not before it started) is one loop: each watch's predecessor below would be the watch before it, and
@@ -306,7 +308,7 @@ loops(cluster, req_id, loop_id, at_first) USING KEY (cluster, req_id) AS (
 -- the sequence of watch requests of each loop, with what came before (a stream of one loop is one partition: its loop
 -- key is NULL)
 watches AS (
-    SELECT w.cluster, w.req_id, w.stream, w.apiserver, w.verb, w.recv, w.ended, w.latency_ms, w.code, w.rv, w.in_win,
+    SELECT w.cluster, w.req_id, w.stream, w.apiserver, w.recv, w.ended, w.latency_ms, w.code, w.rv, w.in_win,
            max(w.rv) OVER (PARTITION BY w.stream, w.loop_key ORDER BY w.recv, w.req_id
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max_rv,
            lag(w.rv) OVER s AS prev_rv,
@@ -325,7 +327,7 @@ gone_lists AS (
     SELECT l.*
     FROM reqs_win l
     SEMI JOIN stream_cands c ON c.stream = l.stream
-    WHERE l.verb = 'list'
+    WHERE NOT l.is_watch
 ),
 -- stale-version answers: a watch from version V that ended within milliseconds, then a list with V answered 410
 stale AS (
@@ -417,6 +419,10 @@ expired_again AS (
     FROM watches w
     SEMI JOIN gone_lists g ON g.stream = w.stream AND g.rv = w.rv AND g.recv < w.recv
 ),
+-- the rewinds, in the window or its lookback: only the watches with a reason are kept (all watches were, 698K rows on
+-- the real recordings replicated to 10M events, held to the end of the query for the 64K rewinds among them and the
+-- evidence's look-ups); the evidence finds the watch before a rewind, and the watch of a stale-version answer, in
+-- watches, and leaves out those that are rewinds themselves (listed as such) by an anti join on classified
 classified AS (
     SELECT w.*,
            p.write_audit_id, p.write_what, p.write_rv,
@@ -427,17 +433,17 @@ classified AS (
     FROM watches w
     LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.req_id = w.req_id
     LEFT JOIN expired_again e ON e.cluster = w.cluster AND e.req_id = w.req_id
+    WHERE w.rv < w.prev_max_rv OR e.req_id IS NOT NULL OR p.req_id IS NOT NULL
 ),
 -- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
-    SELECT * FROM classified WHERE reason IS NOT NULL AND in_win
+    SELECT * FROM classified WHERE in_win
 ),
 -- rewinds counting the lookback: a stream whose threshold is reached only with the rewinds just before the
 -- window is reported when one of them lies in the window
 lookback_rewinds AS (
     SELECT stream, count(*) AS n_all
     FROM classified
-    WHERE reason IS NOT NULL
     GROUP BY stream
 ),
 streams AS (
@@ -484,15 +490,16 @@ ev_rows AS (
     UNION
     SELECT p.cluster, p.stream, p.recv, p.req_id, 'watch', NULL, p.rv, p.prev_rv, p.prev_max_rv, p.prev_req_id,
            NULL, NULL, NULL
-    FROM classified p
+    FROM watches p
     JOIN rewinds r ON r.stream = p.stream AND r.prev_req_id = p.req_id
-    WHERE p.reason IS NULL
+    ANTI JOIN classified c ON c.cluster = p.cluster AND c.req_id = p.req_id
     UNION
-    SELECT w.cluster, w.stream, w.recv, w.req_id, 'watch', w.reason, w.rv, w.prev_rv, w.prev_max_rv, w.prev_req_id,
+    SELECT w.cluster, w.stream, w.recv, w.req_id, 'watch', NULL, w.rv, w.prev_rv, w.prev_max_rv, w.prev_req_id,
            NULL, NULL, NULL
-    FROM classified w
+    FROM watches w
     JOIN stale s ON s.stream = w.stream AND s.watch_req_id = w.req_id
-    WHERE w.reason IS NULL AND s.in_win
+    ANTI JOIN classified c ON c.cluster = w.cluster AND c.req_id = w.req_id
+    WHERE s.in_win
     UNION
     SELECT s.cluster, s.stream, s.recv, s.req_id, 'list', NULL, s.rv, NULL, NULL, s.watch_req_id,
            NULL, NULL, NULL
