@@ -433,7 +433,7 @@ classified AS (
     FROM watches w
     LEFT JOIN repeat_proof p ON p.cluster = w.cluster AND p.req_id = w.req_id
     LEFT JOIN expired_again e ON e.cluster = w.cluster AND e.req_id = w.req_id
-    WHERE w.rv < w.prev_max_rv OR e.req_id IS NOT NULL OR p.req_id IS NOT NULL
+    WHERE reason IS NOT NULL
 ),
 -- only what happened inside the window is reported; the lookback before it only informs
 rewinds AS (
