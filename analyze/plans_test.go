@@ -222,7 +222,7 @@ func (p planner) plans(t *testing.T, r rules.Rule) []planNode {
 // rules read of it. DuckDB stores a row group's columns in that order, packing the columns
 // smaller than a block (256 KiB) together into shared blocks, and a scan reads whole blocks: with
 // the columns the rules read ahead of those they never read, a scan of a few narrow ones reads a
-// row group's first blocks only (BENCHMARKS.md: all rules on the recordings at 10M events in 0.9x
+// row group's first blocks only (BENCHMARKS.md: all rules on the recordings at 10M events in 0.92x
 // the time). A rule that starts reading a column placed among the unread ones fails here: move
 // the column up in ingest/audit/tables.go.
 func TestAuditColumnsReadComeFirst(t *testing.T) {

@@ -32,8 +32,8 @@ var auditEventsTable = store.Table{
 	// than a block (256 KiB) together into shared blocks, and a scan reads whole blocks. So the
 	// columns the rules read come first, the narrow ones ahead of audit_id, and those they never
 	// read after them, the bodies last (analyze's TestAuditColumnsReadComeFirst). In this order all
-	// rules over the recordings at 10M events read 8.5 GB of the database instead of 11.0 GB, in
-	// 0.9x the time (BENCHMARKS.md). Loads insert by name.
+	// rules over the recordings at 10M events read 8.1 GB of the database instead of 10.8 GB, in
+	// 0.92x the time (BENCHMARKS.md). Loads insert by name.
 	Columns: []store.Column{
 		{Name: "cluster", Type: "VARCHAR", Compression: vocabulary, Doc: "cluster the event was logged in: --cluster, else the envelope's (EKS log group, AKS resourceId, GKE cluster_name); \"\" when unknown"},
 		{Name: "apiserver", Type: "VARCHAR", Compression: vocabulary, Doc: "apiserver that logged the event: --apiserver, else the envelope's or path's (GKE/EKS log stream, must-gather <server>/<node>); \"\" when unknown"},
