@@ -412,6 +412,29 @@ func TestClusterAndAPIServerFlags(t *testing.T) {
 	}
 }
 
+// TestDocumentLines: the events of a pretty-printed document carry the line and byte offset where
+// the document starts, for every document of the file (the second and later ones once carried
+// the end of the document before them).
+func TestDocumentLines(t *testing.T) {
+	evs := sampleEvents(t, "testdata/audit-v1.good.log")[:3]
+	path := filepath.Join(t.TempDir(), "filter-log-events.json")
+	var b bytes.Buffer
+	var want []string
+	for i, ev := range evs {
+		line := bytes.Count(b.Bytes(), []byte("\n")) + 1
+		want = append(want, fmt.Sprintf("%s %d %d", ev["auditID"], line, b.Len()))
+		b.Write(mustIndent(t, map[string]any{"events": []any{map[string]any{"logStreamName": "kube-apiserver-audit-4f5d",
+			"message": string(mustJSON(t, ev))}}, "nextToken": fmt.Sprint("page", i+1)}))
+	}
+	writeFileT(t, path, b.Bytes())
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, path)
+	got := queryStrings(t, db, "SELECT DISTINCT audit_id || ' ' || source_line || ' ' || source_offset FROM audit_events ORDER BY source_line")
+	if !slices.Equal(got, want) {
+		t.Errorf("events at %q, want %q (auditID, line, offset of each page)", got, want)
+	}
+}
+
 // TestMalformedEnvelopeNamesIt: a file in a cloud envelope that breaks off is not "not evidence":
 // the events before the break load, and the break is rejected naming the envelope and its line.
 func TestMalformedEnvelopeNamesIt(t *testing.T) {

@@ -86,7 +86,7 @@ type events struct {
 	cur    *batch // the batch add fills
 }
 
-// add copies one event, compacted, into the batch being filled and sends the batch when it is
+// add copies one event (compacted when it spans lines) into the batch being filled and sends the batch when it is
 // full: for envelopes that decode their input rather than cut it into lines. It returns false
 // when the load stopped.
 func (e *events) add(event []byte, o origin) bool {
@@ -109,13 +109,17 @@ func (e *events) add(event []byte, o origin) bool {
 	if e.redact {
 		event, _ = redactEvent(event, scanMembers(event))
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, event) != nil {
-		buf.Reset()
-		buf.Write(event)
+	// an event on one line goes as it is, as the events of a log of JSON lines do (the messages of
+	// CloudWatch and Azure records are the apiserver's own lines): compacting every event took an
+	// eighth of the CPU of a load of CloudWatch pages
+	if bytes.IndexByte(event, '\n') >= 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, event) == nil {
+			event = buf.Bytes()
+		}
 	}
 	start := len(e.cur.values)
-	e.cur.values = append(e.cur.values, buf.Bytes()...)
+	e.cur.values = append(e.cur.values, event...)
 	e.cur.add(start, len(e.cur.values), o, nil) // compacting moved the members
 	if big || len(e.cur.values) >= source.ChunkBytes {
 		return e.flush()

@@ -2,9 +2,10 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/go-json-experiment/json/v1"
 
 	"github.com/kubesift/kubesift/internal/load"
 )

@@ -2,10 +2,11 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/go-json-experiment/json/v1"
 
 	"github.com/kubesift/kubesift/internal/load"
 )
