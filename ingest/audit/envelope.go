@@ -84,11 +84,13 @@ type events struct {
 	// redact says to take secrets out of the events (redactEvent).
 	redact bool
 	cur    *batch // the batch add fills
+	reader eventReader
+	scan   memberScan // the members of the event add reads
 }
 
-// add copies one event (compacted when it spans lines) into the batch being filled and sends the batch when it is
-// full: for envelopes that decode their input rather than cut it into lines. It returns false
-// when the load stopped.
+// add copies one event (compacted when it spans lines) into the batch being filled and sends the
+// batch when it is full: for envelopes that decode their input rather than cut it into lines. It
+// returns false when the load stopped.
 func (e *events) add(event []byte, o origin) bool {
 	big := len(event) >= isolateBytes
 	if big && !e.flush() {
@@ -101,13 +103,18 @@ func (e *events) add(event []byte, o origin) bool {
 		event = toValidUTF8(event)
 		e.repaired++
 	}
-	event, _, bad := asGoReads(event)
+	// one pass validates the event and finds its members, as for a log of JSON lines
+	event, _, bad := e.reader.read(event, &e.scan)
 	if bad {
 		e.rejects = append(e.rejects, load.Rejected{Line: o.line, Offset: o.offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
 		return true
 	}
+	scan := &e.scan
 	if e.redact {
-		event, _ = redactEvent(event, scanMembers(event))
+		var changed bool
+		if event, changed = redactEvent(event, scan); changed {
+			scan = nil // the members moved: the batch finds them again
+		}
 	}
 	// an event on one line goes as it is, as the events of a log of JSON lines do (the messages of
 	// CloudWatch and Azure records are the apiserver's own lines): compacting every event took an
@@ -115,12 +122,12 @@ func (e *events) add(event []byte, o origin) bool {
 	if bytes.IndexByte(event, '\n') >= 0 {
 		var buf bytes.Buffer
 		if json.Compact(&buf, event) == nil {
-			event = buf.Bytes()
+			event, scan = buf.Bytes(), nil
 		}
 	}
 	start := len(e.cur.values)
 	e.cur.values = append(e.cur.values, event...)
-	e.cur.add(start, len(e.cur.values), o, nil) // compacting moved the members
+	e.cur.add(start, len(e.cur.values), o, scan)
 	if big || len(e.cur.values) >= source.ChunkBytes {
 		return e.flush()
 	}
