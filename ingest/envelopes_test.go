@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -432,6 +433,52 @@ func TestDocumentLines(t *testing.T) {
 	got := queryStrings(t, db, "SELECT DISTINCT audit_id || ' ' || source_line || ' ' || source_offset FROM audit_events ORDER BY source_line")
 	if !slices.Equal(got, want) {
 		t.Errorf("events at %q, want %q (auditID, line, offset of each page)", got, want)
+	}
+}
+
+// TestDocumentsAcrossRuns: a file of documents larger than a few runs (documents are opened in
+// runs of about 4 MiB, side by side) loads every event with its own page's line, and a malformed
+// document in a later run keeps the events of every page before it, and of none after it.
+func TestDocumentsAcrossRuns(t *testing.T) {
+	sample := sampleEvents(t, "testdata/audit-v1.good.log")[0]
+	const pageCount, perPage, broken = 70, 200, 57
+	var b bytes.Buffer
+	lines := map[string]int{} // auditID: the line of its page
+	for p := range pageCount {
+		line := bytes.Count(b.Bytes(), []byte("\n")) + 1
+		if p == broken {
+			b.WriteString("{\"events\": 5}\n") // JSON, but no page: found when opened, after the runs read ahead
+			continue
+		}
+		var items []any
+		for i := range perPage {
+			ev := maps.Clone(sample)
+			ev["auditID"] = fmt.Sprintf("page-%03d-event-%03d", p, i)
+			items = append(items, map[string]any{"logStreamName": "kube-apiserver-audit-4f5d", "message": string(mustJSON(t, ev))})
+			if p < broken {
+				lines[ev["auditID"].(string)] = line
+			}
+		}
+		b.Write(mustIndent(t, map[string]any{"events": items}))
+	}
+	if b.Len() < 12<<20 {
+		t.Fatalf("file of %d bytes: want more than three runs", b.Len())
+	}
+	path := filepath.Join(t.TempDir(), "filter-log-events.json")
+	writeFileT(t, path, b.Bytes())
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if len(res) != 1 || res[0].Rejected != 1 || !strings.Contains(res[0].FirstError, "malformed CloudWatch Logs events page") {
+		t.Fatalf("result %+v, want the broken page rejected", res)
+	}
+	got := queryStrings(t, db, "SELECT audit_id || ' ' || source_line FROM audit_events WHERE stage = 'ResponseComplete' ORDER BY audit_id")
+	var want []string
+	for id, line := range lines {
+		want = append(want, fmt.Sprintf("%s %d", id, line))
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%d events loaded, want %d (the pages before the broken one, each at its page's line)", len(got), len(want))
 	}
 }
 

@@ -3,11 +3,13 @@ package audit
 import (
 	"bytes"
 	"io"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-json-experiment/json/v1"
 
 	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/source"
 )
 
 // documents are pretty-printed JSON documents: an EventList saved by hand or by a webhook
@@ -46,7 +48,10 @@ type event struct {
 // one per line or back to back) and adds the events open takes out of each. A malformed
 // document, or one open cannot read as a record of its envelope, stops the decoding and is
 // reported with its line and what it should have been (record); the events before it are kept.
-// The file is read whole each time: no resuming inside a document.
+// The file is read whole each time: no resuming inside a document. The documents are read in
+// order on one goroutine and opened and cut into batches (validation, redaction, member scans)
+// on workerCount others, in runs of about a chunk; their batches and rejects are handed on in
+// the file's order, as decodeLines does.
 func eachDocument(f *load.File, out *events, record string, open func(doc []byte, at origin) ([]event, error)) error {
 	f.EndOffset, f.EndLine = -1, -1
 	nl := &newlineIndex{r: f.Src}
@@ -56,39 +61,127 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 	// encoding/json: names may repeat and strings may hold invalid UTF-8 (each event is validated
 	// on its own afterwards).
 	dec := jsontext.NewDecoder(nl, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	for {
-		offset := dec.InputOffset()
-		value, err := dec.ReadValue()
-		if err == io.EOF {
-			break
-		}
-		var doc []byte
-		var evs []event
-		if err == nil {
-			doc = bytes.Clone(value) // value is the decoder's until its next read; events keep parts of doc
-			offset = dec.InputOffset() - int64(len(doc))
-			evs, err = open(doc, origin{line: nl.lineAt(offset), offset: offset})
-		} else { // the malformed document starts after the white space the decoder holds
-			offset = dec.InputOffset()
-			held := dec.UnreadBuffer()
-			offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
-		}
-		if err != nil {
-			out.rejects = append(out.rejects, load.Rejected{Line: nl.lineAt(offset), Offset: offset, Text: doc,
-				Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"})
-			break
-		}
-		for _, ev := range evs {
-			if !out.add(ev.raw, ev.at) {
-				return nil
+	workers := workerCount()
+	pending := make(chan chan documentsResult, workers) // the runs in flight, in the file's order
+	slots := make(chan struct{}, workers)
+	stop := make(chan struct{}) // closed when the rest of the file is not wanted
+	go func() {
+		defer close(pending)
+		for {
+			var run documentRun
+			for run.bytes < source.ChunkBytes && run.malformed == nil {
+				offset := dec.InputOffset()
+				value, err := dec.ReadValue()
+				if err == io.EOF {
+					break
+				}
+				if err != nil { // the malformed document starts after the white space the decoder holds
+					held := dec.UnreadBuffer()
+					offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
+					run.malformed = &load.Rejected{Line: nl.lineAt(offset), Offset: offset,
+						Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"}
+					break
+				}
+				doc := bytes.Clone(value) // value is the decoder's until its next read; events keep parts of doc
+				offset = dec.InputOffset() - int64(len(doc))
+				run.docs = append(run.docs, document{doc, origin{line: nl.lineAt(offset), offset: offset}})
+				run.bytes += len(doc)
+			}
+			if len(run.docs) == 0 && run.malformed == nil {
+				return
+			}
+			res := make(chan documentsResult, 1)
+			select {
+			case pending <- res:
+			case <-stop:
+				return
+			}
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots }()
+				res <- run.open(record, open, out.redact)
+			}()
+			if run.malformed != nil {
+				return
 			}
 		}
+	}()
+	stopped, loadStopped := false, false
+	for res := range pending {
+		if stopped {
+			continue // the runs read ahead of where the decoding ended
+		}
+		r := <-res
+		out.rejects = append(out.rejects, r.rejects...)
+		out.repaired += r.repaired
+		for _, b := range r.batches {
+			if !out.send(b) {
+				loadStopped = true
+				break
+			}
+		}
+		if loadStopped || r.last {
+			stopped = true
+			close(stop)
+		}
 	}
-	if !out.flush() {
+	if loadStopped {
 		return nil
 	}
 	f.Lines, f.ReadBytes = nl.lines(), nl.pos
 	return nl.err
+}
+
+// document is one JSON document of a file and where it starts.
+type document struct {
+	doc []byte
+	at  origin
+}
+
+// documentRun is a run of documents eachDocument hands to a worker, and the malformed document
+// that ended the file's decoding after them, if one did.
+type documentRun struct {
+	docs      []document
+	bytes     int
+	malformed *load.Rejected
+}
+
+// documentsResult is what a worker made of a run: its batches, rejects and repaired events; last
+// says the file's decoding ends with this run.
+type documentsResult struct {
+	batches  []*batch
+	rejects  []load.Rejected
+	repaired int
+	last     bool
+}
+
+// open opens the run's documents and cuts their events into batches, up to the first document
+// open cannot read as a record.
+func (run documentRun) open(record string, open func(doc []byte, at origin) ([]event, error), redact bool) documentsResult {
+	var r documentsResult
+	evs := events{redact: redact, send: func(b *batch) bool {
+		r.batches = append(r.batches, b)
+		return true
+	}}
+	for _, d := range run.docs {
+		opened, err := open(d.doc, d.at)
+		if err != nil {
+			evs.rejects = append(evs.rejects, load.Rejected{Line: d.at.line, Offset: d.at.offset, Text: d.doc,
+				Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"})
+			r.last = true
+			break
+		}
+		for _, ev := range opened {
+			evs.add(ev.raw, ev.at)
+		}
+	}
+	evs.flush()
+	if run.malformed != nil && !r.last {
+		evs.rejects = append(evs.rejects, *run.malformed)
+		r.last = true
+	}
+	r.rejects, r.repaired = evs.rejects, evs.repaired
+	return r
 }
 
 // documentItem is one event of a document, with the apiVersion of the EventList it is in.
@@ -123,12 +216,16 @@ func documentItems(doc []byte, listVersion string) []documentItem {
 	return []documentItem{{doc, listVersion}}
 }
 
-// newlineIndex records where newlines are as the decoder reads, to turn offsets into lines.
+// newlineIndex records where newlines are as the decoder reads, to turn offsets into lines. It
+// keeps the newlines past the last offset asked about only (offsets are asked in increasing
+// order): a pretty-printed export of gigabytes has a newline every few dozen bytes.
 type newlineIndex struct {
-	r     io.Reader
-	pos   int64
-	marks []int64
-	err   error
+	r       io.Reader
+	pos     int64
+	marks   []int64 // the newlines read and not yet passed by lineAt, in order
+	dropped int64   // the newlines before marks
+	newline bool    // the last byte read is a newline
+	err     error
 }
 
 func (n *newlineIndex) Read(p []byte) (int, error) {
@@ -139,29 +236,29 @@ func (n *newlineIndex) Read(p []byte) (int, error) {
 		}
 	}
 	n.pos += int64(m)
+	if m > 0 {
+		n.newline = p[m-1] == '\n'
+	}
 	if err != nil && err != io.EOF {
 		n.err = err
 	}
 	return m, err
 }
 
-// lineAt returns the 1-based line holding byte offset.
+// lineAt returns the 1-based line holding byte offset, which must not be before an offset it was
+// asked about before.
 func (n *newlineIndex) lineAt(offset int64) int64 {
-	lo, hi := 0, len(n.marks)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if n.marks[mid] < offset {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return int64(lo) + 1
+	passed, _ := slices.BinarySearch(n.marks, offset)
+	n.dropped += int64(passed)
+	n.marks = n.marks[passed:]
+	return n.dropped + 1
 }
 
+// lines returns how many lines were read, a last one without a newline included.
 func (n *newlineIndex) lines() int64 {
-	if n.pos > 0 && (len(n.marks) == 0 || n.marks[len(n.marks)-1] != n.pos-1) {
-		return int64(len(n.marks)) + 1
+	total := n.dropped + int64(len(n.marks))
+	if n.pos > 0 && !n.newline {
+		return total + 1
 	}
-	return int64(len(n.marks))
+	return total
 }
