@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/kubesift/kubesift/internal/inorder"
 	"github.com/kubesift/kubesift/queries"
 	"github.com/kubesift/kubesift/rules"
 	"github.com/kubesift/kubesift/store"
@@ -634,7 +635,7 @@ func runPiece(ctx context.Context, conn *store.Sandbox, spill *evidenceSpill, r 
 	// (text/template and a pass over the evidence: 6 of 56 CPU-s in election-lock-churn's 48,932
 	// findings at 10M events), and its evidence kept in the rows' order.
 	var out []Finding
-	err = inOrder(func() (findingRow, bool, error) {
+	err = inorder.Run(func() (findingRow, bool, error) {
 		if !rows.Next() {
 			return findingRow{}, false, rows.Err()
 		}
