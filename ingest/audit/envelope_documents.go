@@ -2,12 +2,14 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-json-experiment/json/v1"
 
+	"github.com/kubesift/kubesift/internal/inorder"
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/internal/source"
 )
@@ -50,8 +52,8 @@ type event struct {
 // reported with its line and what it should have been (record); the events before it are kept.
 // The file is read whole each time: no resuming inside a document. The documents are read in
 // order on one goroutine and opened and cut into batches (validation, redaction, member scans)
-// on workerCount others, in runs of about a chunk; their batches and rejects are handed on in
-// the file's order, as decodeLines does.
+// on every CPU, in runs of about a chunk; their batches and rejects are handed on in the file's
+// order (inorder.Run).
 func eachDocument(f *load.File, out *events, record string, open func(doc []byte, at origin) ([]event, error)) error {
 	f.EndOffset, f.EndLine = -1, -1
 	nl := &newlineIndex{r: f.Src}
@@ -61,69 +63,51 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 	// encoding/json: names may repeat and strings may hold invalid UTF-8 (each event is validated
 	// on its own afterwards).
 	dec := jsontext.NewDecoder(nl, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	workers := workerCount()
-	pending := make(chan chan documentsResult, workers) // the runs in flight, in the file's order
-	slots := make(chan struct{}, workers)
-	stop := make(chan struct{}) // closed when the rest of the file is not wanted
-	go func() {
-		defer close(pending)
-		for {
-			var run documentRun
-			for run.bytes < source.ChunkBytes && run.malformed == nil {
-				offset := dec.InputOffset()
-				value, err := dec.ReadValue()
-				if err == io.EOF {
-					break
-				}
-				if err != nil { // the malformed document starts after the white space the decoder holds
-					held := dec.UnreadBuffer()
-					offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
-					run.malformed = &load.Rejected{Line: nl.lineAt(offset), Offset: offset,
-						Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"}
-					break
-				}
-				doc := bytes.Clone(value) // value is the decoder's until its next read; events keep parts of doc
-				offset = dec.InputOffset() - int64(len(doc))
-				run.docs = append(run.docs, document{doc, origin{line: nl.lineAt(offset), offset: offset}})
-				run.bytes += len(doc)
+	ended := false // the decoder reached the end of the file or a malformed document
+	next := func() (documentRun, bool, error) {
+		var run documentRun
+		for !ended && run.bytes < source.ChunkBytes {
+			offset := dec.InputOffset()
+			value, err := dec.ReadValue()
+			if err == io.EOF {
+				ended = true
+				break
 			}
-			if len(run.docs) == 0 && run.malformed == nil {
-				return
+			if err != nil { // the malformed document starts after the white space the decoder holds
+				held := dec.UnreadBuffer()
+				offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
+				run.malformed = &load.Rejected{Line: nl.lineAt(offset), Offset: offset,
+					Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"}
+				ended = true
+				break
 			}
-			res := make(chan documentsResult, 1)
-			select {
-			case pending <- res:
-			case <-stop:
-				return
-			}
-			slots <- struct{}{}
-			go func() {
-				defer func() { <-slots }()
-				res <- run.open(record, open, out.redact)
-			}()
-			if run.malformed != nil {
-				return
-			}
+			doc := bytes.Clone(value) // value is the decoder's until its next read; events keep parts of doc
+			offset = dec.InputOffset() - int64(len(doc))
+			run.docs = append(run.docs, document{doc, origin{line: nl.lineAt(offset), offset: offset}})
+			run.bytes += len(doc)
 		}
-	}()
-	stopped, loadStopped := false, false
-	for res := range pending {
-		if stopped {
-			continue // the runs read ahead of where the decoding ended
-		}
-		r := <-res
+		return run, len(run.docs) > 0 || run.malformed != nil, nil
+	}
+	loadStopped := false
+	errEnded := errors.New("the decoding ended") // at a document that cannot be opened, or where the load stopped
+	err := inorder.Run(next, func(run documentRun) (documentsResult, error) {
+		return run.open(record, open, out.redact), nil
+	}, func(r documentsResult) error {
 		out.rejects = append(out.rejects, r.rejects...)
 		out.repaired += r.repaired
 		for _, b := range r.batches {
 			if !out.send(b) {
 				loadStopped = true
-				break
+				return errEnded
 			}
 		}
-		if loadStopped || r.last {
-			stopped = true
-			close(stop)
+		if r.last {
+			return errEnded
 		}
+		return nil
+	})
+	if err != nil && err != errEnded {
+		return err
 	}
 	if loadStopped {
 		return nil
