@@ -128,6 +128,7 @@ func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	c := &commonFlags{stderr: e.stderr}
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files, and rules that run in pieces use pieces in proportion to it")
+	fs.BoolVar(&c.hugePages, "huge-pages", true, "advise transparent huge pages for DuckDB's block pool while the rules or queries read a database of a quarter of --memory-limit or more; false keeps it in small pages, for a host where compacting memory into huge pages stalls")
 	fs.Usage = func() {
 		if e.describe != nil {
 			e.describe(name, args, doc, fs)
@@ -143,6 +144,7 @@ type commonFlags struct {
 	quiet       bool
 	db          string
 	memoryLimit string
+	hugePages   bool
 	stderr      io.Writer // for warnings, printed even with --quiet
 }
 
@@ -182,7 +184,7 @@ func (e *env) logWriter(quiet bool) io.Writer {
 // openDB opens the database and says when opening it removed the rows of an interrupted load or
 // upgraded a database an older kubesift wrote.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
-	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit,
+	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages,
 		BeforeRewrite: func(table string) {
 			fmt.Fprintf(c.stderr, "kubesift: %s: rewriting %s for this kubesift, once (minutes for a large database)\n", path, table)
 		}})

@@ -42,7 +42,8 @@ func hugePageRegions(t *testing.T, minBytes uint64) []uint64 {
 }
 
 // TestSandboxPoolIsAdvisedHugePages: a sandbox with a block pool (blockPool) has its region
-// advised for transparent huge pages while it is open; one without has none.
+// advised for transparent huge pages while it is open, unless opened with SmallPages; one without
+// a pool has none.
 func TestSandboxPoolIsAdvisedHugePages(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skipf("this kernel has no transparent huge pages: %v", err)
@@ -71,5 +72,26 @@ func TestSandboxPoolIsAdvisedHugePages(t *testing.T) {
 		if advised := hugePageRegions(t, uint64(limit)); len(advised) != 0 {
 			t.Errorf("after the sandbox closed (read-only %v): mappings advised huge pages: %v; want none", readOnly, advised)
 		}
+	}
+	// SmallPages (--huge-pages=false): the pool, but no advice
+	db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", limit>>10), ReadOnly: true, SmallPages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sandbox, err := db.Sandboxed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.Close()
+	var pool string
+	if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory')").Scan(&pool); err != nil {
+		t.Fatal(err)
+	}
+	if pool == "0 bytes" || pool == "" {
+		t.Errorf("a sandbox in small pages: block_allocator_memory %q, want the pool all the same", pool)
+	}
+	if advised := hugePageRegions(t, uint64(limit)); len(advised) != 0 {
+		t.Errorf("a sandbox with a block pool in small pages: mappings advised huge pages: %v; want none", advised)
 	}
 }

@@ -128,7 +128,7 @@ func (db *DB) Sandboxed(ctx context.Context) (*Sandbox, error) {
 	setup = append(setup, lockDown...)
 	// the block pool's region appears when the instance opens
 	advisePool := func() {}
-	if pool != "" {
+	if pool != "" && !db.smallPages {
 		advisePool = hugePagesForNewRegion(db.memoryLimitBytes / 2)
 	}
 	connector, err := duckdb.NewConnector("", nil)

@@ -82,6 +82,7 @@ type DB struct {
 	memoryLimit      string
 	memoryLimitBytes uint64
 	threads          int
+	smallPages       bool
 	sandbox          sync.Once
 	sandboxed        error
 	// scratch is an in-memory database's private spill directory, removed on Close
@@ -108,6 +109,10 @@ type Options struct {
 	// BeforeRewrite, when set, is called before an upgrade rewrites a table (Column.Generated),
 	// which takes minutes for a large one, so that the caller can say why it waits.
 	BeforeRewrite func(table string)
+	// SmallPages leaves the sandbox's block pool in the kernel's small pages instead of advising
+	// it for transparent huge pages (see blockPool): for a host where the kernel's compaction of
+	// memory into huge pages costs more than the faults it saves.
+	SmallPages bool
 
 	upgraded bool // a read-only open after the repair or upgrade that it asked for
 }
@@ -192,7 +197,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		}
 		return nil, openError(path, err)
 	}
-	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, memoryLimitBytes: memoryLimit, threads: opt.Threads, scratch: scratch}
+	db := &DB{DB: sql.OpenDB(connector), Path: path, Schema: schema, connector: connector, readOnly: opt.ReadOnly, memoryLimit: opt.MemoryLimit, memoryLimitBytes: memoryLimit, threads: opt.Threads, smallPages: opt.SmallPages, scratch: scratch}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(path, err)
