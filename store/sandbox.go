@@ -73,8 +73,9 @@ var lockDown = []string{
 // once read, lost by it (1M events, 79 MB: 3.25-3.36 s against 3.13-3.25 s; samples/watch-rewind
 // 1.50-1.83 against 1.30-1.37 CPU-s), so the pool waits for a database of a quarter of the limit,
 // between the two (BENCHMARKS.md). The region is advised for transparent huge pages
-// (hugePagesForNewRegion), so that filling the pool takes a fault per 2 MiB instead of per 4 KiB:
-// all rules over 10M events in 0.77-0.93× the time, the peak 20-90 MiB higher.
+// (hugePagesForNewRegion; not with Options.SmallPages), so that filling the pool takes a fault per
+// 2 MiB instead of per 4 KiB: all rules over 10M events in 0.77-0.93× the time, the peak 20-90 MiB
+// higher.
 func blockPool(readOnly bool, databaseBytes, memoryLimitBytes uint64, memoryLimit string) string {
 	if !readOnly || databaseBytes < memoryLimitBytes/4 {
 		return ""
