@@ -437,8 +437,9 @@ func TestDocumentLines(t *testing.T) {
 }
 
 // TestDocumentsAcrossRuns: a file of documents larger than a few runs (documents are opened in
-// runs of about 4 MiB, side by side) loads every event with its own page's line, and a malformed
-// document in a later run keeps the events of every page before it, and of none after it.
+// runs of about 4 MiB, side by side) loads every event with its own page's line, and a document
+// in a later run that is JSON but no page (found only when opened, after the decoder read ahead)
+// keeps the events of every page before it, and of none after it.
 func TestDocumentsAcrossRuns(t *testing.T) {
 	sample := sampleEvents(t, "testdata/audit-v1.good.log")[0]
 	const pageCount, perPage, broken = 70, 200, 57
@@ -447,7 +448,7 @@ func TestDocumentsAcrossRuns(t *testing.T) {
 	for p := range pageCount {
 		line := bytes.Count(b.Bytes(), []byte("\n")) + 1
 		if p == broken {
-			b.WriteString("{\"events\": 5}\n") // JSON, but no page: found when opened, after the runs read ahead
+			b.WriteString("{\"events\": 5}\n")
 			continue
 		}
 		var items []any
