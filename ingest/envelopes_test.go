@@ -483,6 +483,38 @@ func TestDocumentsAcrossRuns(t *testing.T) {
 	}
 }
 
+// TestArrayElementsAreDocuments: the elements of a top-level array (`gcloud logging read
+// --format=json`) are read one at a time, each with its own line, so that an export of gigabytes
+// is not held whole and an array cut off keeps the elements before the cut.
+func TestArrayElementsAreDocuments(t *testing.T) {
+	evs := sampleEvents(t, "testdata/audit-v1.good.log")
+	p := packagings[6] // GKE gcloud logging read: one indented array of LogEntries
+	path := filepath.Join(t.TempDir(), p.file)
+	n := p.write(t, path, evs)
+	lines := bytes.SplitAfter(readFile(t, path), []byte("\n"))
+	var starts []int // the line of each element's {
+	for i, l := range lines {
+		if string(l) == "    {\n" {
+			starts = append(starts, i+1)
+		}
+	}
+	if len(starts) != n || n < 3 {
+		t.Fatalf("%d elements found at %v, want %d (at least 3)", len(starts), starts, n)
+	}
+	// cut in the middle of the third element
+	cut := starts[2] + 2
+	writeFileT(t, path, bytes.Join(lines[:cut], nil))
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if len(res) != 1 || res[0].Rejected != 1 || !strings.HasPrefix(res[0].FirstError, fmt.Sprintf("line %d: malformed GKE LogEntry", starts[2])) {
+		t.Fatalf("result %+v, want the third element rejected at its line %d", res, starts[2])
+	}
+	got := queryStrings(t, db, "SELECT DISTINCT source_line FROM audit_events ORDER BY 1")
+	if want := []string{fmt.Sprint(starts[0]), fmt.Sprint(starts[1])}; !slices.Equal(got, want) {
+		t.Errorf("events at lines %q, want the first two elements' %q", got, want)
+	}
+}
+
 // TestMalformedEnvelopeNamesIt: a file in a cloud envelope that breaks off is not "not evidence":
 // the events before the break load, and the break is rejected naming the envelope and its line.
 func TestMalformedEnvelopeNamesIt(t *testing.T) {

@@ -50,7 +50,8 @@ type event struct {
 // one per line or back to back) and adds the events open takes out of each. A malformed
 // document, or one open cannot read as a record of its envelope, stops the decoding and is
 // reported with its line and what it should have been (record); the events before it are kept.
-// The file is read whole each time: no resuming inside a document. The documents are read in
+// The file is read whole each time: no resuming inside a document; the elements of a top-level
+// array are documents of their own. The documents are read in
 // order on one goroutine and opened and cut into batches (validation, redaction, member scans)
 // on every CPU, in runs of about a chunk; their batches and rejects are handed on in the file's
 // order (inorder.Run).
@@ -63,19 +64,29 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 	// encoding/json: names may repeat and strings may hold invalid UTF-8 (each event is validated
 	// on its own afterwards).
 	dec := jsontext.NewDecoder(nl, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	ended := false // the decoder reached the end of the file or a malformed document
+	ended := false   // the decoder reached the end of the file or a malformed document
+	inArray := false // inside a top-level array, whose elements are the documents
 	next := func() (documentRun, bool, error) {
 		var run documentRun
 		for !ended && run.bytes < source.ChunkBytes {
+			// A top-level array (`gcloud logging read --format=json`, a JSON array of events) is
+			// read element by element: a day of a cluster's log is one array of gigabytes, and an
+			// array cut off keeps the elements before the cut.
+			if kind := dec.PeekKind(); kind == '[' && !inArray || kind == ']' && inArray {
+				if _, err := dec.ReadToken(); err == nil {
+					inArray = kind == '['
+					continue
+				}
+			}
 			offset := dec.InputOffset()
 			value, err := dec.ReadValue()
 			if err == io.EOF {
 				ended = true
 				break
 			}
-			if err != nil { // the malformed document starts after the white space the decoder holds
+			if err != nil { // the malformed document starts after the white space (and comma) the decoder holds
 				held := dec.UnreadBuffer()
-				offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n")))
+				offset += int64(len(held) - len(bytes.TrimLeft(held, " \t\r\n,")))
 				run.malformed = &load.Rejected{Line: nl.lineAt(offset), Offset: offset,
 					Reason: "malformed " + record + ": " + err.Error() + "; the rest of the file was not read"}
 				ended = true
