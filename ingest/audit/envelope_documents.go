@@ -102,7 +102,7 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 	loadStopped := false
 	errEnded := errors.New("the decoding ended") // at a document that cannot be opened, or where the load stopped
 	err := inorder.Run(next, func(run documentRun) (documentsResult, error) {
-		return run.open(record, open, out.redact), nil
+		return run.batches(record, open, out.redact), nil
 	}, func(r documentsResult) error {
 		out.rejects = append(out.rejects, r.rejects...)
 		out.repaired += r.repaired
@@ -150,9 +150,9 @@ type documentsResult struct {
 	last     bool
 }
 
-// open opens the run's documents and cuts their events into batches, up to the first document
+// batches opens the run's documents and cuts their events into batches, up to the first document
 // open cannot read as a record.
-func (run documentRun) open(record string, open func(doc []byte, at origin) ([]event, error), redact bool) documentsResult {
+func (run documentRun) batches(record string, open func(doc []byte, at origin) ([]event, error), redact bool) documentsResult {
 	var r documentsResult
 	evs := events{redact: redact, send: func(b *batch) bool {
 		r.batches = append(r.batches, b)
