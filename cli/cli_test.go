@@ -226,6 +226,7 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{[]string{"ingest", "--at", "yesterday", "x"}, ExitUsage, "--at wants an RFC3339 time"},
 		{[]string{"ingest", "--memory-limit", "lots", "x"}, ExitUsage, `--memory-limit: memory limit "lots"`},
 		{[]string{"query", "--memory-limit", "0MB", "SELECT 1"}, ExitUsage, "want more than 0 bytes"},
+		{[]string{"query", "--huge-pages=maybe", "SELECT 1"}, ExitUsage, `invalid argument "maybe" for "--huge-pages" flag`},
 		{[]string{"ingest", "-h"}, ExitOK, ""},
 		{[]string{"query", "-h"}, ExitOK, ""},
 		{[]string{"run", "-h"}, ExitOK, ""},
@@ -239,6 +240,29 @@ func TestExitCodesAndUsage(t *testing.T) {
 	if r := runCLI(t, "ingest", "-h"); !strings.Contains(r.stdout, "--max-line-bytes") || !strings.Contains(r.stdout, "--quiet") ||
 		strings.Count(r.stdout, "Usage:") != 1 {
 		t.Errorf("ingest -h does not document its flags once: %q", r.stdout)
+	}
+}
+
+// TestHugePagesFlag: --huge-pages=false reaches the database the verbs open (store.Options.SmallPages;
+// store's TestSandboxPoolIsAdvisedHugePages checks what it does there).
+func TestHugePagesFlag(t *testing.T) {
+	path := loadedDB(t)
+	for _, tt := range []struct {
+		args       []string
+		smallPages bool
+	}{{nil, false}, {[]string{"--huge-pages=false"}, true}, {[]string{"--huge-pages"}, false}} {
+		fs, c := newFlags(&env{stdout: io.Discard, stderr: io.Discard}, "query", "", "")
+		if err := parse(fs, tt.args); err != nil {
+			t.Fatal(err)
+		}
+		db, err := c.openDB(context.Background(), path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.SmallPages() != tt.smallPages {
+			t.Errorf("%v: SmallPages %v, want %v", tt.args, db.SmallPages(), tt.smallPages)
+		}
+		db.Close()
 	}
 }
 

@@ -42,6 +42,9 @@ func (db *DB) MemoryShare() float64 {
 // MemoryLimit returns the memory limit db was opened with, as it was given (e.g. 850MB).
 func (db *DB) MemoryLimit() string { return db.memoryLimit }
 
+// SmallPages reports whether the sandbox's block pool stays in small pages (Options.SmallPages).
+func (db *DB) SmallPages() bool { return db.smallPages }
+
 // ParseMemoryLimit reads a memory limit such as 850MB, 2GB or 1.5GiB (a number of bytes with an
 // SI or IEC unit) as bytes.
 func ParseMemoryLimit(s string) (uint64, error) {
