@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -59,7 +60,7 @@ type batch struct {
 	// writes are the endpoints writes among the events, for the endpoint deriver.
 	writes []batchWrite
 	// classes are the events' layoutClass, by row.
-	classes []uint8
+	classes []uint16
 }
 
 // batchWrite is an endpoints write of the batch's event row.
@@ -166,14 +167,20 @@ func (b *batch) eachWrite(f func(w write, line int64, cluster string)) {
 }
 
 // eventLayoutClass is the layoutClass of the event scan reads; watch is its query's watch parameter.
-func eventLayoutClass(scan *memberScan, watch *bool) uint8 {
+func eventLayoutClass(scan *memberScan, watch *bool) uint16 {
 	verb, _ := scan.raw(memberVerb)
 	stage, _ := scan.raw(memberStage)
 	var resource []byte
 	if ref, ok := scan.raw(memberObjectRef); ok {
 		resource, _ = topLevelRaw(ref, "resource")
 	}
-	return layoutClass(stringText(verb), stringText(stage), stringText(resource), watch != nil && *watch)
+	failed := false
+	if status, ok := scan.raw(memberResponseStatus); ok {
+		code, _ := topLevelRaw(status, "code")
+		n, err := strconv.Atoi(string(code))
+		failed = err == nil && n >= 400
+	}
+	return layoutClass(stringText(verb), stringText(stage), stringText(resource), watch != nil && *watch, failed)
 }
 
 // stringText returns the text of the raw JSON string value raw (nil for another value): the
@@ -195,7 +202,7 @@ func stringText(raw []byte) []byte {
 
 // record builds the Arrow record batch and releases the builders; it returns the events'
 // classes beside it.
-func (b *batch) record() (arrow.RecordBatch, []uint8) {
+func (b *batch) record() (arrow.RecordBatch, []uint16) {
 	n := len(b.offsets) - 1
 	views := make([]arrow.ViewHeader, n)
 	for i := range views {

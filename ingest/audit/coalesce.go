@@ -34,14 +34,14 @@ const vectorRows = 2048
 // Each joined record's events are put in the layout's order (inLayoutOrder).
 type coalescer struct {
 	parts   []arrow.RecordBatch // slices of the batches the next record is gathered from
-	classes [][]uint8           // the layoutClass of each part's events
+	classes [][]uint16          // the layoutClass of each part's events
 	rows    int64               // events in parts
 	window  int64               // bytes of the events in the last vector of parts
 }
 
 // add takes the record of one batch and its events' classes, and returns the records that are
 // ready, in order.
-func (c *coalescer) add(rec arrow.RecordBatch, classes []uint8) ([]arrow.RecordBatch, error) {
+func (c *coalescer) add(rec arrow.RecordBatch, classes []uint16) ([]arrow.RecordBatch, error) {
 	defer rec.Release()
 	n := rec.NumRows()
 	raw := rec.Column(0).(*array.StringView)

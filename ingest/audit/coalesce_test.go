@@ -13,7 +13,7 @@ import (
 
 // batchOf builds the record of a batch of events of the given sizes, numbered from line, and
 // returns it with the events' classes.
-func batchOf(line int64, sizes ...int) (arrow.RecordBatch, []uint8) {
+func batchOf(line int64, sizes ...int) (arrow.RecordBatch, []uint16) {
 	var values []byte
 	for i, n := range sizes {
 		values = append(values, eventText(line+int64(i), n)...)
@@ -64,7 +64,7 @@ func TestCoalescer(t *testing.T) {
 	var c coalescer
 	type batchRecord struct {
 		rec     arrow.RecordBatch
-		classes []uint8
+		classes []uint16
 	}
 	var in []batchRecord
 	line := int64(1)

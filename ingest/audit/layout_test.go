@@ -23,7 +23,7 @@ func layoutEvent(line int64, verb, stage, resource string, size int) string {
 }
 
 // layoutBatch builds the record of a batch of events, numbered from line, with their classes.
-func layoutBatch(line int64, events []string) (arrow.RecordBatch, []uint8) {
+func layoutBatch(line int64, events []string) (arrow.RecordBatch, []uint16) {
 	b := newBatch([]byte(strings.Join(events, "")))
 	start := 0
 	for _, ev := range events {
@@ -57,7 +57,7 @@ func coalesceAll(t *testing.T, batches [][]string) []arrow.RecordBatch {
 
 // recordLines checks that every row of rec is whole (its event, line and query columns belong to
 // one event) and returns the rows' lines and classes.
-func recordLines(t *testing.T, rec arrow.RecordBatch) (lines []int64, classes []uint8) {
+func recordLines(t *testing.T, rec arrow.RecordBatch) (lines []int64, classes []uint16) {
 	t.Helper()
 	raw := rec.Column(0).(*array.StringView)
 	lineCol := rec.Column(1).(*array.Int64)
@@ -96,12 +96,12 @@ func TestRecordsInLayoutOrder(t *testing.T) {
 		}
 		batches = append(batches, events)
 	}
-	// a row group's worth of writes of 5,000 bytes, each between two gets of 200: 1.8 KB an event,
-	// 3.7 MB a vector in the file's order; the writes together would put 10.2 MB in each of theirs
+	// a row group's worth of patches of 5,000 bytes, each between two gets of 200: 1.8 KB an event,
+	// 3.7 MB a vector in the file's order; the patches together would put 10.2 MB in each of theirs
 	var mixed []string
 	for i := range 16384 {
 		if i%3 == 0 {
-			mixed = append(mixed, layoutEvent(line, "update", "ResponseComplete", "configmaps", 5000))
+			mixed = append(mixed, layoutEvent(line, "patch", "ResponseComplete", "configmaps", 5000))
 		} else {
 			mixed = append(mixed, layoutEvent(line, "get", "ResponseComplete", "configmaps", 200))
 		}
@@ -148,11 +148,11 @@ func TestRecordsInLayoutOrder(t *testing.T) {
 	}
 	want := []string{
 		"16384 rows ordered=true in-file=false", "16384 rows ordered=true in-file=false",
-		// the last 7,232 small events and the first 9,152 writes and gets: in kind order 2,048 writes
-		// would share a vector
+		// the last 7,232 small events and the first 9,152 patches and gets: in kind order 2,048
+		// patches would share a vector
 		"16384 rows ordered=false in-file=true",
-		// the other writes and gets and the first events of the long batch, whose small writes come
-		// first: the big writes then fall into vectors within layoutVectorBytes
+		// the other patches and gets and the first events of the long batch, whose small creates and
+		// updates come first: the big patches then fall into vectors within layoutVectorBytes
 		"16384 rows ordered=true in-file=false",
 		"10848 rows ordered=true in-file=false", // the rest of the long batch: a slice from its middle
 	}
@@ -161,20 +161,40 @@ func TestRecordsInLayoutOrder(t *testing.T) {
 	}
 }
 
-// TestLayoutClass: the kinds the rules' scans keep come before the others, by verb first.
+// TestLayoutClass: the kinds the rules' scans keep come before the others, by verb first, each
+// write verb apart, then the answers below 400 before the errors.
 func TestLayoutClass(t *testing.T) {
 	for _, c := range []struct {
-		first, then [4]string // verb, stage, resource, watch parameter ("" or "true")
+		first, then [5]string // verb, stage, resource, watch parameter ("" or "true"), responseStatus.code
 	}{
-		{[4]string{"deletecollection", "Panic", "pods", ""}, [4]string{"watch", "ResponseComplete", "endpoints", ""}},
-		{[4]string{"list", "RequestReceived", "", "true"}, [4]string{"list", "ResponseComplete", "endpoints", ""}},
-		{[4]string{"watch", "ResponseComplete", "leases", ""}, [4]string{"watch", "ResponseStarted", "endpoints", ""}},
-		{[4]string{"update", "ResponseComplete", "endpoints", ""}, [4]string{"update", "ResponseComplete", "endpointslices", ""}},
-		{[4]string{"patch", "ResponseComplete", "pods", ""}, [4]string{"patch", "ResponseComplete", "secrets", ""}},
-		{[4]string{"get", "ResponseComplete", "secrets", ""}, [4]string{"proxy", "ResponseComplete", "endpoints", ""}},
+		{[5]string{"deletecollection", "Panic", "pods", "", "500"}, [5]string{"watch", "ResponseComplete", "endpoints", "", ""}},
+		{[5]string{"list", "RequestReceived", "", "true", ""}, [5]string{"list", "ResponseComplete", "endpoints", "", "200"}},
+		{[5]string{"watch", "ResponseComplete", "leases", "", "200"}, [5]string{"watch", "ResponseStarted", "endpoints", "", "200"}},
+		{[5]string{"update", "ResponseComplete", "endpoints", "", "200"}, [5]string{"update", "ResponseComplete", "endpointslices", "", "200"}},
+		{[5]string{"patch", "ResponseComplete", "pods", "", "200"}, [5]string{"patch", "ResponseComplete", "secrets", "", "200"}},
+		{[5]string{"get", "ResponseComplete", "secrets", "", "200"}, [5]string{"proxy", "ResponseComplete", "endpoints", "", "200"}},
+		// the creates and deletes of endpoints apart from their updates
+		{[5]string{"create", "ResponseComplete", "pods", "", "201"}, [5]string{"update", "ResponseComplete", "endpoints", "", "200"}},
+		{[5]string{"update", "ResponseComplete", "pods", "", "200"}, [5]string{"delete", "ResponseComplete", "endpoints", "", "200"}},
+		{[5]string{"patch", "ResponseComplete", "pods", "", "200"}, [5]string{"delete", "ResponseComplete", "endpoints", "", "200"}},
+		// the lists answered 410 apart from the others, the failed writes from the successful ones
+		{[5]string{"list", "RequestReceived", "pods", "", ""}, [5]string{"list", "ResponseComplete", "endpoints", "", "410"}},
+		{[5]string{"list", "ResponseComplete", "pods", "", "399"}, [5]string{"list", "ResponseComplete", "endpoints", "", "400"}},
+		{[5]string{"update", "RequestReceived", "pods", "", ""}, [5]string{"update", "ResponseComplete", "endpoints", "", "409"}},
+		{[5]string{"update", "ResponseComplete", "leases", "", "200"}, [5]string{"update", "ResponseComplete", "endpoints", "", "409"}},
+		{[5]string{"update", "ResponseComplete", "leases", "", "409"}, [5]string{"patch", "ResponseComplete", "endpoints", "", "200"}},
 	} {
-		class := func(k [4]string) uint8 {
-			return layoutClass([]byte(k[0]), []byte(k[1]), []byte(k[2]), k[3] == "true")
+		class := func(k [5]string) uint16 {
+			event := layoutEvent(1, k[0], k[1], k[2], 0)
+			if k[3] == "true" {
+				event = strings.Replace(event, "?resourceVersion", "?watch=true&resourceVersion", 1)
+			}
+			if k[4] != "" {
+				event = strings.Replace(event, `"pad":""`, `"responseStatus":{"metadata":{},"code":`+k[4]+`}`, 1)
+			}
+			rec, classes := layoutBatch(1, []string{event})
+			rec.Release()
+			return classes[0]
 		}
 		if class(c.first) >= class(c.then) {
 			t.Errorf("%v (class %d) does not come before %v (class %d)", c.first, class(c.first), c.then, class(c.then))

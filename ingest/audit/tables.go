@@ -27,7 +27,7 @@ var auditEventsTable = store.Table{
 	DedupeKey:  []string{"audit_id", "stage", "cluster"},
 	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage, cluster): one log given two cluster names is two clusters' events. " +
 		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out). " +
-		"Rows are not stored in the order of the file: within each row group they are grouped by kind (writes, watches, lists, gets), so that a scan for one kind skips the others; order by stage_at, or by source_file and source_line.",
+		"Rows are not stored in the order of the file: within each row group they are grouped by kind (creates, updates, patches, deletes, watches, lists, gets; the answers of 400 and above apart), so that a scan for one kind skips the others; order by stage_at, or by source_file and source_line.",
 	// In storage order: DuckDB writes a row group's columns in this order, packing those smaller
 	// than a block (256 KiB) together into shared blocks, and a scan reads whole blocks. So the
 	// columns the rules read come first, the narrow ones ahead of audit_id, and those they never
