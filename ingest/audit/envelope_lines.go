@@ -2,12 +2,13 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"runtime"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/v1"
 
+	"github.com/kubesift/kubesift/internal/inorder"
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/internal/source"
 )
@@ -42,75 +43,40 @@ func (eventListLines) decode(f *load.File, out *events) error { return decodeLin
 // EventList lines are opened when lists is set. It reads from where the last load of a growing
 // file stopped, and says where it stopped itself. The chunks are read and rejoined in order on
 // one goroutine and cut into batches (validation, redaction, member scans: most of the Go side's
-// work) on workerCount others; their batches and rejects are handed on in the file's order.
+// work) on every CPU; their batches and rejects are handed on in the file's order (inorder.Run).
 func decodeLines(f *load.File, out *events, lists bool) error {
 	lr := source.NewLineReader(f.Src, f.Settings.MaxLineBytes, f.StartOffset, f.StartLine+1)
 	cri := criJoiner{maxLine: lr.MaxLine}
 	opt := lineOptions{maxLine: lr.MaxLine, lists: lists, redact: out.redact}
-	workers := workerCount()
-	pending := make(chan chan chunkResult, workers) // the chunks in flight, in the file's order
-	slots := make(chan struct{}, workers)
-	stop := make(chan struct{}) // closed when the load stops taking batches
-	go func() {
-		defer close(pending)
-		enqueue := func(res chan chunkResult) bool {
-			select {
-			case <-stop:
-				return false
-			default:
-			}
-			select {
-			case pending <- res:
-				return true
-			case <-stop:
-				return false
-			}
+	next := func() (lineRun, bool, error) {
+		c, big := lr.Next()
+		if big != nil {
+			return lineRun{rejects: []load.Rejected{{Line: big.Line, Offset: big.Offset, Reason: big.Reason(lr.MaxLine), Text: big.Head}}}, true, nil
 		}
-		for {
-			c, big := lr.Next()
-			res := make(chan chunkResult, 1)
-			if big != nil {
-				res <- chunkResult{rejects: []load.Rejected{{Line: big.Line, Offset: big.Offset, Reason: big.Reason(lr.MaxLine), Text: big.Head}}}
-				if !enqueue(res) {
-					return
-				}
-				continue
-			}
-			if c == nil {
-				return
-			}
-			parts, tooLong := cri.split(c)
-			if !enqueue(res) {
-				return
-			}
-			slots <- struct{}{}
-			go func() {
-				defer func() { <-slots }()
-				r := chunkResult{rejects: tooLong}
-				for _, part := range parts {
-					batches, tooLong, repaired := chunkToBatches(part, opt)
-					r.batches = append(r.batches, batches...)
-					r.rejects = append(r.rejects, tooLong...)
-					r.repaired += repaired
-				}
-				res <- r
-			}()
+		if c == nil {
+			return lineRun{}, false, nil
 		}
-	}()
-	stopped := false
-	for res := range pending {
-		r := <-res
+		parts, tooLong := cri.split(c)
+		return lineRun{parts: parts, rejects: tooLong}, true, nil
+	}
+	errStopped := errors.New("the load stopped taking batches")
+	err := inorder.Run(next, func(run lineRun) (chunkResult, error) {
+		return run.batches(opt), nil
+	}, func(r chunkResult) error {
 		out.rejects = append(out.rejects, r.rejects...)
 		out.repaired += r.repaired
 		for _, b := range r.batches {
-			if !stopped && !out.send(b) {
-				stopped = true
-				close(stop)
+			if !out.send(b) {
+				return errStopped
 			}
 		}
-	}
-	if stopped {
 		return nil
+	})
+	if err == errStopped {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	f.Lines = lr.NextLine - 1 - f.StartLine
 	f.ReadBytes = lr.Base - f.StartOffset
@@ -129,6 +95,25 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 	return lr.ReadErr
 }
 
+// lineRun is a chunk of whole lines as decodeLines read it, the container-log lines in it
+// rejoined (parts), with the lines already rejected: too long to read or to rejoin.
+type lineRun struct {
+	parts   []*source.Chunk
+	rejects []load.Rejected
+}
+
+// batches cuts the run's parts into batches (chunkToBatches).
+func (run lineRun) batches(opt lineOptions) chunkResult {
+	r := chunkResult{rejects: run.rejects}
+	for _, part := range run.parts {
+		batches, tooLong, repaired := chunkToBatches(part, opt)
+		r.batches = append(r.batches, batches...)
+		r.rejects = append(r.rejects, tooLong...)
+		r.repaired += repaired
+	}
+	return r
+}
+
 // chunkResult is what chunkToBatches made of one chunk read: its batches, the lines it
 // rejected and how many lines it repaired.
 type chunkResult struct {
@@ -136,9 +121,6 @@ type chunkResult struct {
 	rejects  []load.Rejected
 	repaired int
 }
-
-// workerCount is how many chunks are cut into batches at once: one per CPU Go may use.
-func workerCount() int { return max(runtime.GOMAXPROCS(0), 1) }
 
 // lineOptions say how chunkToBatches treats the lines of a chunk.
 type lineOptions struct {

@@ -7,7 +7,8 @@ import "runtime"
 // per goroutine are worked on ahead of the one done, so that work overlaps with itself, with
 // next and with done, and memory stays that of those few items. next runs on one goroutine of
 // its own, done on the caller's. The first error, of next, work or done, stops it and is
-// returned; every goroutine it started has ended when it returns.
+// returned, and next is asked for at most one more item after it; every goroutine it started
+// has ended when it returns.
 func Run[T, R any](next func() (T, bool, error), work func(T) (R, error), done func(R) error) error {
 	type result struct {
 		value R
@@ -20,6 +21,11 @@ func Run[T, R any](next func() (T, bool, error), work func(T) (R, error), done f
 		defer close(pending)
 		running := make(chan struct{}, workers)
 		for {
+			select { // stopped: ask next for no more items (the select below may still take one)
+			case <-stop:
+				return
+			default:
+			}
 			item, ok, err := next()
 			if !ok && err == nil {
 				return
