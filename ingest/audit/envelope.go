@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -69,6 +70,30 @@ func looksLikeAudit(head []byte) bool {
 // DuckDB's JSON functions need several times an event's size while decoding it, so big events
 // are decoded one at a time rather than side by side in one vector.
 const isolateBytes = 1 << 20
+
+// chunkResult is what a worker made of about a chunk of a file (a chunk of lines, a run of
+// documents): its batches, the input it rejected and how many events it repaired.
+type chunkResult struct {
+	batches  []*batch
+	rejects  []load.Rejected
+	repaired int
+}
+
+// errLoadStopped ends a file's decoding where the load stopped taking batches.
+var errLoadStopped = errors.New("the load stopped taking batches")
+
+// take adds what a worker made to e, in the file's order: its rejects and repairs, and its
+// batches sent on. It returns errLoadStopped when the load stops taking them.
+func (e *events) take(r chunkResult) error {
+	e.rejects = append(e.rejects, r.rejects...)
+	e.repaired += r.repaired
+	for _, b := range r.batches {
+		if !e.send(b) {
+			return errLoadStopped
+		}
+	}
+	return nil
+}
 
 // events takes what an envelope decodes to the load: batches of raw events, and the input it
 // rejected itself.

@@ -99,29 +99,23 @@ func eachDocument(f *load.File, out *events, record string, open func(doc []byte
 		}
 		return run, len(run.docs) > 0 || run.malformed != nil, nil
 	}
-	loadStopped := false
-	errEnded := errors.New("the decoding ended") // at a document that cannot be opened, or where the load stopped
+	errEnded := errors.New("the decoding ended at a document that cannot be opened")
 	err := inorder.Run(next, func(run documentRun) (documentsResult, error) {
 		return run.batches(record, open, out.redact), nil
 	}, func(r documentsResult) error {
-		out.rejects = append(out.rejects, r.rejects...)
-		out.repaired += r.repaired
-		for _, b := range r.batches {
-			if !out.send(b) {
-				loadStopped = true
-				return errEnded
-			}
+		if err := out.take(r.chunkResult); err != nil {
+			return err
 		}
 		if r.last {
 			return errEnded
 		}
 		return nil
 	})
+	if err == errLoadStopped {
+		return nil
+	}
 	if err != nil && err != errEnded {
 		return err
-	}
-	if loadStopped {
-		return nil
 	}
 	f.Lines, f.ReadBytes = nl.lines(), nl.pos
 	return nl.err
@@ -141,13 +135,10 @@ type documentRun struct {
 	malformed *load.Rejected
 }
 
-// documentsResult is what a worker made of a run: its batches, rejects and repaired events; last
-// says the file's decoding ends with this run.
+// documentsResult is what a worker made of a run; last says the file's decoding ends with it.
 type documentsResult struct {
-	batches  []*batch
-	rejects  []load.Rejected
-	repaired int
-	last     bool
+	chunkResult
+	last bool
 }
 
 // batches opens the run's documents and cuts their events into batches, up to the first document

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -59,20 +58,10 @@ func decodeLines(f *load.File, out *events, lists bool) error {
 		parts, tooLong := cri.split(c)
 		return lineRun{parts: parts, rejects: tooLong}, true, nil
 	}
-	errStopped := errors.New("the load stopped taking batches")
 	err := inorder.Run(next, func(run lineRun) (chunkResult, error) {
 		return run.batches(opt), nil
-	}, func(r chunkResult) error {
-		out.rejects = append(out.rejects, r.rejects...)
-		out.repaired += r.repaired
-		for _, b := range r.batches {
-			if !out.send(b) {
-				return errStopped
-			}
-		}
-		return nil
-	})
-	if err == errStopped {
+	}, out.take)
+	if err == errLoadStopped {
 		return nil
 	}
 	if err != nil {
@@ -112,14 +101,6 @@ func (run lineRun) batches(opt lineOptions) chunkResult {
 		r.repaired += repaired
 	}
 	return r
-}
-
-// chunkResult is what chunkToBatches made of one chunk read: its batches, the lines it
-// rejected and how many lines it repaired.
-type chunkResult struct {
-	batches  []*batch
-	rejects  []load.Rejected
-	repaired int
 }
 
 // lineOptions say how chunkToBatches treats the lines of a chunk.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -97,5 +98,35 @@ func TestDecodeLinesStopsWithTheLoad(t *testing.T) {
 	limit := int64(2*runtime.GOMAXPROCS(0)+4) * source.ChunkBytes
 	if read := f.Src.DiskBytesRead(); sent != 1 || read > limit {
 		t.Errorf("%d batches sent, %d of %d bytes read; want 1 sent and at most %d read", sent, read, info.Size(), limit)
+	}
+}
+
+// TestDocumentsStopWithTheLoad: the documents of a cloud envelope or an EventList file stop being
+// read, as JSON lines do, when DuckDB stops taking batches: within a few runs of about a chunk
+// instead of the rest of the file.
+func TestDocumentsStopWithTheLoad(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // two workers, whatever the machine
+	path, _ := writeEventLines(t, 12*source.ChunkBytes)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the lines that are not events would end the documents' decoding by themselves
+	text = regexp.MustCompile(`(?m)^not an event.*\n`).ReplaceAll(text, nil)
+	if err := os.WriteFile(path, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := openLines(t, path)
+	sent := 0
+	out := &events{tail: -1, send: func(*batch) bool { sent++; return false }}
+	if err := (documents{}).decode(f, out); err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(2*runtime.GOMAXPROCS(0)+4) * source.ChunkBytes
+	if read := f.Src.DiskBytesRead(); sent != 1 || read > limit {
+		t.Errorf("%d batches sent, %d of %d bytes read; want 1 sent and at most %d read", sent, read, len(text), limit)
+	}
+	if len(out.rejects) != 0 {
+		t.Errorf("rejects %v, want none", out.rejects)
 	}
 }
