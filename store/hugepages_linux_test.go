@@ -74,24 +74,16 @@ func TestSandboxPoolIsAdvisedHugePages(t *testing.T) {
 		}
 	}
 	// SmallPages (--huge-pages=false): the pool, but no advice
-	db, err := Open(ctx, path, testSchema, Options{MemoryLimit: fmt.Sprintf("%dKiB", limit>>10), ReadOnly: true, SmallPages: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sandbox, err := db.Sandboxed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sandbox.Close()
-	var pool string
-	if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory')").Scan(&pool); err != nil {
-		t.Fatal(err)
-	}
-	if pool == "0 bytes" || pool == "" {
-		t.Errorf("a sandbox in small pages: block_allocator_memory %q, want the pool all the same", pool)
-	}
-	if advised := hugePageRegions(t, uint64(limit)); len(advised) != 0 {
-		t.Errorf("a sandbox with a block pool in small pages: mappings advised huge pages: %v; want none", advised)
-	}
+	inSandbox(t, path, Options{MemoryLimit: fmt.Sprintf("%dKiB", limit>>10), ReadOnly: true, SmallPages: true}, func(sandbox *Sandbox) {
+		var pool string
+		if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory')").Scan(&pool); err != nil {
+			t.Fatal(err)
+		}
+		if pool == "0 bytes" || pool == "" {
+			t.Errorf("a sandbox in small pages: block_allocator_memory %q, want the pool all the same", pool)
+		}
+		if advised := hugePageRegions(t, uint64(limit)); len(advised) != 0 {
+			t.Errorf("a sandbox with a block pool in small pages: mappings advised huge pages: %v; want none", advised)
+		}
+	})
 }

@@ -113,24 +113,34 @@ func TestThreads(t *testing.T) {
 	}
 }
 
+// inSandbox opens the database at path with opt and its sandbox, calls f with the sandbox, and
+// closes both before it returns.
+func inSandbox(t *testing.T, path string, opt Options, f func(*Sandbox)) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, testSchema, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sandbox, err := db.Sandboxed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.Close()
+	f(sandbox)
+}
+
 func testThreads(t *testing.T, path string) {
 	ctx := context.Background()
 	threads := func(opt Options) int64 {
 		t.Helper()
-		db, err := Open(ctx, path, testSchema, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		sandbox, err := db.Sandboxed(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sandbox.Close()
 		var n int64
-		if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		inSandbox(t, path, opt, func(sandbox *Sandbox) {
+			if err := sandbox.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+		})
 		return n
 	}
 	if n := threads(Options{Threads: 1}); n != 1 {
