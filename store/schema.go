@@ -23,10 +23,33 @@ type Column struct {
 	// load neither writes nor pays for it. A database whose table stores it is rewritten once
 	// when Open upgrades it.
 	Generated string
-	// Compression is the DuckDB compression method every segment of the column is stored with
-	// (USING COMPRESSION), where "" lets DuckDB choose one per segment by size. A table Open
-	// created before the column had one keeps DuckDB's choice until an upgrade rewrites it.
+	// Compression is how every segment of the column is stored (USING COMPRESSION): Vocabulary
+	// or Documents, where "" lets DuckDB choose per segment by size. A table Open created before
+	// the column had one keeps what it had until an upgrade rewrites it.
 	Compression string
+}
+
+// The compressions a Column may name, each DuckDB's method in the storage format Open creates files
+// in (StorageVersion). A file in an older format (every file an older kubesift created) may lack
+// them, and its tables are declared with what olderFormats says instead.
+const (
+	// Vocabulary is for a column whose values come from a few distinct ones: a dictionary (its
+	// strings FSST-compressed), whose scan hands DuckDB's operators each distinct value once with an
+	// index per row.
+	Vocabulary = "dict_fsst"
+	// Documents is for a column of long JSON documents that a fraction of the rows hold (request and
+	// response bodies): zstd. Left to choose, DuckDB stores such a column uncompressed: its average
+	// length over all rows, NULLs counted, stays under the 4,096 bytes at which it takes zstd.
+	Documents = "zstd"
+)
+
+// olderFormats says, for each compression a Column may name, the first storage format that has it
+// and what a file of an earlier format declares instead: dict_fsst came with v1.3.0's format and
+// replaced the dictionary, which that format no longer writes; zstd came with v1.2.0's, and before
+// it DuckDB chooses (a declared method the format lacks stores the column uncompressed).
+var olderFormats = map[string]struct{ since, before string }{
+	Vocabulary: {"v1.3.0", "dictionary"},
+	Documents:  {"v1.2.0", ""},
 }
 
 // ClusterColumn is the last column of every conntrack and object table: the cluster the evidence
@@ -64,12 +87,18 @@ type Schema []Table
 // NewSchema returns the schema of the evidence tables, grouped by their Evidence (audit,
 // conntrack, snapshot, ...: the words of "no ... data") and in the order given within a group,
 // then kubesift's own tables. A table given twice (two loaders write it) is kept once; two
-// different tables of one name are a programming error and panic.
+// different tables of one name, or a column compression other than Vocabulary and Documents, are
+// programming errors and panic.
 func NewSchema(evidence ...Table) Schema {
 	evidence = slices.Clone(evidence)
 	slices.SortStableFunc(evidence, func(a, b Table) int { return strings.Compare(a.Evidence, b.Evidence) })
 	var s Schema
 	for _, t := range slices.Concat(evidence, []Table{ingestErrorsTable, ingestFilesTable, runsTable}) {
+		for _, c := range t.Columns {
+			if _, known := olderFormats[c.Compression]; !known && c.Compression != "" {
+				panic(fmt.Sprintf("column %s.%s: compression %q is neither Vocabulary nor Documents", t.Name, c.Name, c.Compression))
+			}
+		}
 		if have, ok := s.Lookup(t.Name); ok {
 			if !reflect.DeepEqual(have, t) {
 				panic(fmt.Sprintf("two different tables are named %s", t.Name))
@@ -81,8 +110,12 @@ func NewSchema(evidence ...Table) Schema {
 	return s
 }
 
-// DDL returns the CREATE TABLE IF NOT EXISTS statement of t.
-func (t Table) DDL() string {
+// DDL returns the CREATE TABLE IF NOT EXISTS statement of t in a file Open creates.
+func (t Table) DDL() string { return t.ddl(StorageVersion) }
+
+// ddl returns the CREATE TABLE IF NOT EXISTS statement of t in a file of storage format (DuckDB's
+// name for it, e.g. "v1.0.0+"; see olderFormats).
+func (t Table) ddl(format string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", t.Name)
 	for i, c := range t.Columns {
@@ -94,9 +127,12 @@ func (t Table) DDL() string {
 			fmt.Fprintf(&b, "  \"%s\" %s GENERATED ALWAYS AS (%s) VIRTUAL%s\n", c.Name, c.Type, c.Generated, sep)
 			continue
 		}
-		compression := ""
-		if c.Compression != "" {
-			compression = " USING COMPRESSION " + c.Compression
+		compression := c.Compression
+		if older, ok := olderFormats[compression]; ok && storageVersionBefore(format, older.since) {
+			compression = older.before
+		}
+		if compression != "" {
+			compression = " USING COMPRESSION " + compression
 		}
 		fmt.Fprintf(&b, "  \"%s\" %s%s%s\n", c.Name, c.Type, compression, sep)
 	}

@@ -7,15 +7,16 @@ import (
 )
 
 // vocabulary is the compression of the columns whose values come from a small vocabulary (stages,
-// verbs, resources, users, namespaces, selectors, reasons, files): dictionary, whose scan hands
+// verbs, resources, users, namespaces, selectors, reasons, files): a dictionary, whose scan hands
 // DuckDB's operators the column's distinct values once with an index per row. Left to choose per
 // segment by size, DuckDB stored the rarely set ones with FSST (subresource, status_reason,
 // field_selector and resource_version_match, 2 to 5 distinct values in the recordings replicated
 // to 10M events), which a scan decompresses value by value: the rules read subresource for every
 // write and the others for every watch. With them in dictionaries all rules over that database took
-// 0.94× the time, and loads 0.93-0.96× (BENCHMARKS.md). Object names, IDs, versions, URIs and
-// messages are left to DuckDB: they are mostly distinct.
-const vocabulary = "dictionary"
+// 0.94× the time, and loads 0.93-0.96× (BENCHMARKS.md); in the storage format of DuckDB 1.5 a
+// dictionary's strings are FSST-compressed too (store.Vocabulary). Object names, IDs, versions,
+// URIs and messages are left to DuckDB: they are mostly distinct.
+const vocabulary = store.Vocabulary
 
 // auditEventsTable is where Loader puts the events; the endpoint states derived from their
 // bodies go to the k8sobj tables.
@@ -90,8 +91,8 @@ var auditEventsTable = store.Table{
 		{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"},
 		{Name: "load_problem", Type: "VARCHAR", Doc: "loading bookkeeping: always NULL in committed data"},
 		{Name: "request_uri", Type: "VARCHAR", Doc: "request path and query exactly as sent by the client"},
-		{Name: "request_object", Type: "JSON", Doc: "requestObject body (Request and RequestResponse levels), NULL when redacted"},
-		{Name: "response_object", Type: "JSON", Doc: "responseObject body (RequestResponse level), NULL when redacted"},
+		{Name: "request_object", Type: "JSON", Compression: store.Documents, Doc: "requestObject body (Request and RequestResponse levels), NULL when redacted"},
+		{Name: "response_object", Type: "JSON", Compression: store.Documents, Doc: "responseObject body (RequestResponse level), NULL when redacted"},
 	},
 	// One bookkeeping column instead of two, and latency_ms and watch_rv computed: each stored
 	// column of audit_events costs DuckDB's batch insert a 4 MiB reservation per thread, out of a
