@@ -182,7 +182,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		mode := ""
 		if opt.ReadOnly {
 			mode = ", READ_ONLY"
-		} else if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && info.Size() == 0) {
+		} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			mode = ", STORAGE_VERSION " + quote(StorageVersion)
 		}
 		setup = append(setup,
