@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -209,6 +210,13 @@ func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*
 			changes = append(changes, "dropped "+strings.Join(db.Dropped, ", "))
 		}
 		fmt.Fprintf(c.stderr, "kubesift: %s: upgraded from an older kubesift's (%s)\n", path, strings.Join(changes, "; "))
+	}
+	if db.Converted.From > 0 {
+		fmt.Fprintf(c.stderr, "kubesift: %s: rewritten in DuckDB %s's storage format, once: %s instead of %s\n",
+			path, store.StorageVersion, humanize.IBytes(uint64(db.Converted.To)), humanize.IBytes(uint64(db.Converted.From)))
+	}
+	if db.ConvertError != nil {
+		fmt.Fprintf(c.stderr, "kubesift: %s: kept in DuckDB's older storage format, which is larger and slower to analyse: %v\n", path, db.ConvertError)
 	}
 	return db, nil
 }

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +109,67 @@ func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	}
 	if again := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT audit_id, stage, latency_ms, watch_rv, has_body, body_fields FROM audit_events ORDER BY ALL"); again.stdout != latency.stdout {
 		t.Errorf("latency_ms, watch_rv, has_body and body_fields after the upgrade differ from a database loaded now")
+	}
+}
+
+// TestIngestConvertsAnOlderStorageFormat: a database in DuckDB's older storage format (every file
+// an older kubesift made) is rewritten in the newer one by the next load, which says so, and then
+// holds what a database loaded now holds: analyze reports the same findings.
+func TestIngestConvertsAnOlderStorageFormat(t *testing.T) {
+	dir := t.TempDir()
+	now, older := filepath.Join(dir, "now.duckdb"), filepath.Join(dir, "older.duckdb")
+	for _, path := range []string{now, older} {
+		if r := runCLI(t, "ingest", "--db", path, "../samples/watch-rewind/audit.log"); r.code != ExitOK {
+			t.Fatalf("ingest: %+v", r)
+		}
+	}
+	// older.duckdb made again in v1.0.0's format, with the compressions that format has
+	plain, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{
+		fmt.Sprintf("ATTACH '%s' AS loaded (READ_ONLY)", older),
+		fmt.Sprintf("ATTACH '%s' AS older (STORAGE_VERSION 'v1.0.0')", older+".v1"),
+		"USE older",
+	}
+	for _, table := range ingest.Schema() {
+		ddl := strings.NewReplacer("dict_fsst", "dictionary", " USING COMPRESSION zstd", "").Replace(table.DDL())
+		var stored []string
+		for _, c := range table.Columns {
+			if c.Generated == "" {
+				stored = append(stored, `"`+c.Name+`"`)
+			}
+		}
+		stmts = append(stmts, ddl, fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM loaded.main.%s", table.Name, strings.Join(stored, ", "), table.Name))
+	}
+	stmts = append(stmts, "CREATE SEQUENCE "+store.LoadIDSequence+" START WITH 2", "USE memory", "DETACH older", "DETACH loaded")
+	for _, stmt := range stmts {
+		if _, err := plain.Exec(stmt); err != nil {
+			plain.Close()
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	plain.Close()
+	if err := os.Rename(older+".v1", older); err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	for _, path := range []string{now, older} {
+		r := runCLI(t, "ingest", "--db", path, "../samples/flapping/")
+		if r.code != ExitOK {
+			t.Fatalf("ingest into %s: %+v", path, r)
+		}
+		if converted := strings.Contains(r.stderr, path+": rewritten in DuckDB "+store.StorageVersion+"'s storage format, once"); converted != (path == older) {
+			t.Errorf("ingest into %s: stderr %q", filepath.Base(path), r.stderr)
+		}
+		a := runCLI(t, "analyze", "--db", path, "-o", "json")
+		if a.code != ExitOK && a.code != ExitFindings {
+			t.Fatalf("analyze %s: %+v", path, a)
+		}
+		reports = append(reports, a.stdout)
+	}
+	if reports[0] != reports[1] {
+		t.Errorf("the converted database's findings differ from those of a database loaded now")
 	}
 }

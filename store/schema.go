@@ -111,13 +111,14 @@ func NewSchema(evidence ...Table) Schema {
 }
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t in a file Open creates.
-func (t Table) DDL() string { return t.ddl(StorageVersion) }
+func (t Table) DDL() string { return t.ddl(t.Name, StorageVersion) }
 
-// ddl returns the CREATE TABLE IF NOT EXISTS statement of t in a file of storage format (DuckDB's
-// name for it, e.g. "v1.0.0+"; see olderFormats).
-func (t Table) ddl(format string) string {
+// ddl returns the CREATE TABLE IF NOT EXISTS statement of t as table name (t.Name, or qualified
+// with a database) in a file of storage format (DuckDB's name for it, e.g. "v1.0.0+"; see
+// olderFormats).
+func (t Table) ddl(name, format string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", t.Name)
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", name)
 	for i, c := range t.Columns {
 		sep := ","
 		if i == len(t.Columns)-1 {

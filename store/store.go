@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
@@ -108,6 +107,11 @@ type DB struct {
 	// Upgraded names the tables and columns (table.column) that Open added to a database an older
 	// kubesift wrote, and Dropped the obsolete columns it dropped.
 	Upgraded, Dropped []string
+	// Converted is set when Open rewrote the file, in a storage format before StorageVersion, in
+	// that format (reopenConverted): the file's size in bytes before and after. ConvertError says
+	// why it left such a file in its format instead.
+	Converted    struct{ From, To int64 }
+	ConvertError error
 }
 
 // threadsSetting is the statement that caps DuckDB's threads at n, in the database and in its
@@ -176,9 +180,10 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		setup = append(setup, "SET temp_directory = "+quote(scratch)) // TempDir
 	} else {
 		// The file is attached to an in-memory instance rather than opened directly, because
-		// only ATTACH takes a row group size. A new file is created in StorageVersion's format;
-		// an existing one keeps its own (DuckDB would convert it, and its declared dictionaries,
-		// which that format no longer writes, would then store new rows uncompressed).
+		// only ATTACH takes a row group size. A new file is created in StorageVersion's format.
+		// An existing one is attached in its own: DuckDB would convert the file in place, and its
+		// declared dictionaries, which the newer format no longer writes, would then store new
+		// rows uncompressed; a write open rewrites an older one instead (reopenConverted).
 		mode := ""
 		if opt.ReadOnly {
 			mode = ", READ_ONLY"
@@ -244,6 +249,9 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		if err != nil {
 			db.Close()
 			return nil, err
+		}
+		if storageVersionBefore(db.format, StorageVersion) {
+			return db.reopenConverted(ctx, opt)
 		}
 		return db, nil
 	}
@@ -348,7 +356,7 @@ func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)
 	older := have[ingestFilesTable.Name]
 	for _, t := range db.Schema {
 		if !have[t.Name] {
-			if _, err := db.ExecContext(ctx, t.ddl(db.format)); err != nil {
+			if _, err := db.ExecContext(ctx, t.ddl(t.Name, db.format)); err != nil {
 				return nil, nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 			}
 			if older {
@@ -436,7 +444,7 @@ func (db *DB) rewriteTable(ctx context.Context, t Table, have map[string]bool) (
 	old := t.Name + "_before_upgrade"
 	for _, q := range []string{
 		fmt.Sprintf("ALTER TABLE %s RENAME TO %s", t.Name, old),
-		t.ddl(db.format),
+		t.ddl(t.Name, db.format),
 		fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM %s", t.Name, strings.Join(values, ", "), old),
 		"DROP TABLE " + old,
 	} {
@@ -445,31 +453,6 @@ func (db *DB) rewriteTable(ctx context.Context, t Table, have map[string]bool) (
 		}
 	}
 	return added, tx.Commit()
-}
-
-// storageFormat returns DuckDB's name of the storage format of the database's file (e.g.
-// "v1.0.0+"), or StorageVersion for an in-memory database.
-func (db *DB) storageFormat(ctx context.Context) (string, error) {
-	if db.Path == InMemory {
-		return StorageVersion, nil
-	}
-	var tag sql.NullString
-	if err := db.QueryRowContext(ctx, "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = current_database()").Scan(&tag); err != nil {
-		return "", fmt.Errorf("reading the storage format of %s: %w", db.Path, err)
-	}
-	return tag.String, nil
-}
-
-// storageVersionBefore reports whether tag, DuckDB's name for a file's storage format (e.g.
-// "v1.0.0+"), is older than version (e.g. "v1.5.0"). A tag it cannot read counts as older, so that
-// the file's tables name only the compressions every format has (olderFormats).
-func storageVersionBefore(tag, version string) bool {
-	var have, want [3]int
-	if _, err := fmt.Sscanf(tag, "v%d.%d.%d", &have[0], &have[1], &have[2]); err != nil {
-		return true
-	}
-	fmt.Sscanf(version, "v%d.%d.%d", &want[0], &want[1], &want[2])
-	return slices.Compare(have[:], want[:]) < 0
 }
 
 // columns returns the database's tables and columns, as "table" and "table.column", each column
