@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -36,16 +37,17 @@ func storageVersionBefore(tag, version string) bool {
 }
 
 // convertSuffix names the file beside the database that a conversion writes before it replaces the
-// database (convertFormat).
+// database (reopenConverted).
 const convertSuffix = ".convert"
 
 // convertCatalog is the name the conversion attaches its new file under.
 const convertCatalog = "kubesift_convert"
 
 // reopenConverted converts the file of db, opened for writing in a storage format before
-// StorageVersion, into that format (convertFormat), replaces the file with the conversion and
-// opens it again with opt. Where the conversion cannot be made, db is returned as it is, in its
-// format, with the reason in ConvertError.
+// StorageVersion, into that format (convertFormat), replaces the file with the conversion (the file
+// a symbolic link names, not the link; with the file's permissions) and opens it again with opt.
+// Where the conversion cannot be made, db is returned as it is, in its format, with the reason in
+// ConvertError.
 func (db *DB) reopenConverted(ctx context.Context, opt Options) (*DB, error) {
 	if foreign, err := db.foreignObjects(ctx); err != nil || foreign != "" {
 		if err == nil {
@@ -54,43 +56,56 @@ func (db *DB) reopenConverted(ctx context.Context, opt Options) (*DB, error) {
 		db.ConvertError = err
 		return db, nil
 	}
+	file, err := filepath.EvalSymlinks(db.Path)
+	if err != nil {
+		db.ConvertError = err
+		return db, nil
+	}
+	before, err := os.Stat(file)
+	if err != nil {
+		db.ConvertError = err
+		return db, nil
+	}
 	if opt.BeforeRewrite != nil {
 		opt.BeforeRewrite("every table into DuckDB " + StorageVersion + "'s storage format")
 	}
-	if err := db.convertFormat(ctx); err != nil {
+	conversion := file + convertSuffix
+	if err := db.convertFormat(ctx, conversion); err != nil {
+		db.ConvertError = err
+		return db, nil
+	}
+	after, err := os.Stat(conversion)
+	if err == nil {
+		err = os.Chmod(conversion, before.Mode().Perm())
+	}
+	if err != nil {
+		os.Remove(conversion)
 		db.ConvertError = err
 		return db, nil
 	}
 	repaired, upgraded, dropped := db.Repaired, db.Upgraded, db.Dropped
-	var sizes [2]int64
-	for i, path := range []string{db.Path, db.Path + convertSuffix} {
-		if info, err := os.Stat(path); err == nil {
-			sizes[i] = info.Size()
-		}
-	}
 	if err := db.Close(); err != nil {
-		os.Remove(db.Path + convertSuffix)
+		os.Remove(conversion)
 		return nil, fmt.Errorf("closing %s before replacing it with its conversion: %w", db.Path, err)
 	}
-	if err := os.Rename(db.Path+convertSuffix, db.Path); err != nil {
-		os.Remove(db.Path + convertSuffix)
-		return nil, fmt.Errorf("replacing %s with its conversion: %w", db.Path, err)
+	if err := os.Rename(conversion, file); err != nil {
+		os.Remove(conversion)
+		return nil, fmt.Errorf("replacing %s with its conversion: %w", file, err)
 	}
 	converted, err := Open(ctx, db.Path, db.Schema, opt)
 	if err != nil {
 		return nil, err
 	}
 	converted.Repaired, converted.Upgraded, converted.Dropped = repaired, upgraded, dropped
-	converted.Converted.From, converted.Converted.To = sizes[0], sizes[1]
+	converted.Converted.From, converted.Converted.To = before.Size(), after.Size()
 	return converted, nil
 }
 
 // convertFormat writes every table of the schema, with the schema's DDL and its rows in their
-// order, and the load id sequence where it continues, into a new file beside the database in
-// StorageVersion's format (the database's path with convertSuffix), and checks that each table
-// has as many rows there. On an error the new file is removed and the database is as it was.
-func (db *DB) convertFormat(ctx context.Context) (err error) {
-	path := db.Path + convertSuffix
+// order, and the load id sequence where it continues, into a new file at path in StorageVersion's
+// format, and checks that each table has as many rows there. On an error the new file is removed
+// and the database is as it was.
+func (db *DB) convertFormat(ctx context.Context, path string) (err error) {
 	for _, leftover := range []string{path, path + ".wal"} {
 		if err := os.Remove(leftover); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing %s, left by a conversion that did not finish: %w", leftover, err)

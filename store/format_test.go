@@ -121,6 +121,37 @@ func TestOpenConvertsAnOlderStorageFormat(t *testing.T) {
 	}
 }
 
+// TestConversionKeepsTheLinkAndPermissions: a database opened through a symbolic link is converted
+// where the link points, the link left a link, and the converted file keeps the file's permissions
+// (audit logs are sensitive: 0600 stays 0600).
+func TestConversionKeepsTheLinkAndPermissions(t *testing.T) {
+	file := olderFile(t, "v1.0.0")
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link.duckdb")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(context.Background(), link, NewSchema(documentsTable), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	format, _, _ := formatAndCompressions(t, db)
+	db.Close()
+	linkInfo, err := os.Lstat(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileInfo, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if format != StorageVersion+"+" || db.Converted.From == 0 || linkInfo.Mode()&os.ModeSymlink == 0 || fileInfo.Mode().Perm() != 0o600 {
+		t.Errorf("format %s, converted %+v, link mode %v, file mode %v", format, db.Converted, linkInfo.Mode(), fileInfo.Mode())
+	}
+}
+
 // TestOpenKeepsAnOlderFormatItCannotConvert: a file that holds what kubesift does not make (a table
 // of the user's), or whose conversion fails (here, a directory where it would write), stays in its
 // format, with the compressions that format has and the reason in ConvertError, and takes loads.
