@@ -68,7 +68,8 @@ const RowGroupRows = 16384
 // DuckDB that kubesift links; it has every compression a Column names (Vocabulary, Documents),
 // where DuckDB's default format, which older kubesifts wrote, has neither. The recordings
 // replicated to 10M events load into 1.1 GB instead of 5.3 GB in it, and all rules over them take
-// 0.83× the time (BENCHMARKS.md). DuckDB before 1.5 cannot read such a file.
+// 0.81× the time (BENCHMARKS.md). DuckDB before 1.5 cannot read such a file; a write open rewrites
+// a file of an older format in it (reopenConverted).
 const StorageVersion = "v1.5.0"
 
 // backgroundPurge has jemalloc's background thread return the pages DuckDB frees once they have
