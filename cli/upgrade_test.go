@@ -123,37 +123,7 @@ func TestIngestConvertsAnOlderStorageFormat(t *testing.T) {
 			t.Fatalf("ingest: %+v", r)
 		}
 	}
-	// older.duckdb made again in v1.0.0's format, with the compressions that format has
-	plain, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := []string{
-		fmt.Sprintf("ATTACH '%s' AS loaded (READ_ONLY)", older),
-		fmt.Sprintf("ATTACH '%s' AS older (STORAGE_VERSION 'v1.0.0')", older+".v1"),
-		"USE older",
-	}
-	for _, table := range ingest.Schema() {
-		ddl := strings.NewReplacer("dict_fsst", "dictionary", " USING COMPRESSION zstd", "").Replace(table.DDL())
-		var stored []string
-		for _, c := range table.Columns {
-			if c.Generated == "" {
-				stored = append(stored, `"`+c.Name+`"`)
-			}
-		}
-		stmts = append(stmts, ddl, fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM loaded.main.%s", table.Name, strings.Join(stored, ", "), table.Name))
-	}
-	stmts = append(stmts, "CREATE SEQUENCE "+store.LoadIDSequence+" START WITH 2", "USE memory", "DETACH older", "DETACH loaded")
-	for _, stmt := range stmts {
-		if _, err := plain.Exec(stmt); err != nil {
-			plain.Close()
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	plain.Close()
-	if err := os.Rename(older+".v1", older); err != nil {
-		t.Fatal(err)
-	}
+	inOlderFormat(t, older)
 	var reports []string
 	for _, path := range []string{now, older} {
 		r := runCLI(t, "ingest", "--db", path, "../samples/flapping/")
@@ -171,5 +141,58 @@ func TestIngestConvertsAnOlderStorageFormat(t *testing.T) {
 	}
 	if reports[0] != reports[1] {
 		t.Errorf("the converted database's findings differ from those of a database loaded now")
+	}
+}
+
+// TestIngestWarnsWhenItCannotConvert: a database in DuckDB's older storage format that holds a
+// table kubesift does not make is not rewritten; the load goes on and stderr says why the file
+// stays in that format.
+func TestIngestWarnsWhenItCannotConvert(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "older.duckdb")
+	if r := runCLI(t, "ingest", "--db", path, "../samples/watch-rewind/audit.log"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	inOlderFormat(t, path, "CREATE TABLE notes (note VARCHAR)")
+	r := runCLI(t, "ingest", "--db", path, "../samples/flapping/")
+	if want := path + ": kept in DuckDB's older storage format, which is larger and slower to analyse: it holds table notes, which kubesift does not make"; r.code != ExitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("ingest: %+v; want stderr to say %q", r, want)
+	}
+}
+
+// inOlderFormat makes the kubesift database at path again in DuckDB's v1.0.0 storage format (every
+// file an older kubesift made), with the compressions that format has, the same rows and whatever
+// extra makes.
+func inOlderFormat(t *testing.T, path string, extra ...string) {
+	t.Helper()
+	plain, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{
+		fmt.Sprintf("ATTACH '%s' AS loaded (READ_ONLY)", path),
+		fmt.Sprintf("ATTACH '%s' AS older (STORAGE_VERSION 'v1.0.0')", path+".v1"),
+		"USE older",
+	}
+	for _, table := range ingest.Schema() {
+		ddl := strings.NewReplacer("dict_fsst", "dictionary", " USING COMPRESSION zstd", "").Replace(table.DDL())
+		var stored []string
+		for _, c := range table.Columns {
+			if c.Generated == "" {
+				stored = append(stored, `"`+c.Name+`"`)
+			}
+		}
+		stmts = append(stmts, ddl, fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM loaded.main.%s", table.Name, strings.Join(stored, ", "), table.Name))
+	}
+	stmts = append(append(stmts, "CREATE SEQUENCE "+store.LoadIDSequence+" START WITH 2"), extra...)
+	stmts = append(stmts, "USE memory", "DETACH older", "DETACH loaded")
+	for _, stmt := range stmts {
+		if _, err := plain.Exec(stmt); err != nil {
+			plain.Close()
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	plain.Close()
+	if err := os.Rename(path+".v1", path); err != nil {
+		t.Fatal(err)
 	}
 }
