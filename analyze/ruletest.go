@@ -66,6 +66,9 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 			}
 		}
 	}
+	if err := schema.DeriveAll(ctx, db); err != nil {
+		return err
+	}
 	if len(c.Files) > 0 {
 		if load == nil {
 			return fmt.Errorf("files given but no loader")

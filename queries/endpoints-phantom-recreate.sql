@@ -151,17 +151,18 @@ svc_needed AS (
     WHERE prev_uid IS NOT NULL AND uid <> prev_uid
 ),
 -- what is known about each of those Services over time. A Service's state is history, so its audit records are read
--- from the start of the log; without any cycle or uid change (the common case) the semi join's build side is empty
+-- from the start of the log: from audit_services, the Service requests of audit_events, whose scan grows with them
+-- instead of with every event; without any cycle or uid change (the common case) the semi join's build side is empty
 -- and the scan stops at once.
 svc_events AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.namespace, a.name,
            CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
            CASE a.verb WHEN 'delete' THEN 'delete' WHEN 'create' THEN 'create' ELSE 'seen' END AS what,
-           coalesce(a.body_fields[10], a.body_fields[11]) AS uid, -- the response's metadata.uid, else details.uid
+           a.uid, -- the response's metadata.uid, else details.uid
            'audit ' || a.verb || ' ' || a.audit_id AS source
-    FROM audit_events a
+    FROM audit_services a
     SEMI JOIN svc_needed n ON n.cluster = coalesce(a.cluster, '') AND n.namespace = a.namespace AND n.name = a.name
-    WHERE a.resource = 'services' AND coalesce(a.api_group, '') = ''
+    WHERE coalesce(a.api_group, '') = ''
       AND coalesce(a.subresource, '') IN ('', 'status')
       AND a.stage = 'ResponseComplete' AND a.code BETWEEN 200 AND 299
       -- coalesce(…) IN: a filter the scan evaluates, not a zone-map hint (macros.sql, above ks_advancing_write)

@@ -40,12 +40,13 @@ readable AS (
     WHERE lock_type = 'annotation'
       AND captured_at >= ks_window_start($since) AND captured_at <= ks_window_end($until)
 ),
--- the Services known up to the window's end (whenever they were seen: a Service outlives the window it was created in)
+-- the Services known up to the window's end (whenever they were seen: a Service outlives the window it was created in;
+-- audit_services, the Service requests of audit_events, holds their history)
 services_seen AS (
     SELECT DISTINCT coalesce(cluster, '') AS cluster, namespace, name FROM services
     UNION
-    SELECT DISTINCT coalesce(cluster, ''), namespace, name FROM audit_events
-    WHERE resource = 'services' AND coalesce(api_group, '') = '' AND name IS NOT NULL AND code BETWEEN 200 AND 299
+    SELECT DISTINCT coalesce(cluster, ''), namespace, name FROM audit_services
+    WHERE coalesce(api_group, '') = '' AND name IS NOT NULL AND code BETWEEN 200 AND 299
       AND stage_at <= ks_window_end($until)
 ),
 gaps AS (

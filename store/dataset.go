@@ -30,11 +30,12 @@ const (
 	datasetRowGroupBytes = "64MB"
 )
 
-// DatasetTables returns the tables of s a dataset holds: those filled by evidence.
+// DatasetTables returns the tables of s a dataset holds: those filled by evidence, but for those
+// derived from another (Table.Derive), which OpenDataset reads as views.
 func (s Schema) DatasetTables() []Table {
 	var out []Table
 	for _, t := range s {
-		if t.Evidence != "" {
+		if t.Evidence != "" && t.Derive == "" {
 			out = append(out, t)
 		}
 	}
@@ -306,8 +307,12 @@ func (db *DB) columnsInEveryFile(ctx context.Context, glob string, n int, t Tabl
 	return in, errors.Join(rows.Err(), rows.Close())
 }
 
-// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir.
+// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir; for a table
+// derived from another, the view of its Derive over that table's view.
 func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (string, error) {
+	if t.Derive != "" {
+		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil
+	}
 	glob := filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet")
 	files, err := filepath.Glob(glob)
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"slices"
@@ -76,7 +77,45 @@ type Table struct {
 	// Obsolete are columns an older kubesift had in the table: Open drops them when it upgrades a
 	// database.
 	Obsolete []string
+	// Derive makes the table's rows from another table's (a SELECT whose columns are named as the
+	// table's, load_id among them): a narrow copy of what a rule would otherwise scan the whole
+	// other table for. A load inserts what Derive makes of its own rows (DeriveLoad); Open fills
+	// the table once when it adds it to a database that has rows already; a dataset, which holds
+	// no files of it, reads it as a view of Derive; and `kubesift rules test` derives it from the
+	// rows of a test case.
+	Derive string
 }
+
+// Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.
+type Execer interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}
+
+// DeriveLoad inserts into t the rows its Derive makes of the rows of load loadID.
+func (t Table) DeriveLoad(ctx context.Context, conn Execer, loadID int64) error {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM (%s) WHERE load_id = $1", t.Name, t.Derive), loadID); err != nil {
+		return fmt.Errorf("deriving %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// DeriveAll replaces the rows of every table of s with a Derive by what it makes of all rows.
+func (s Schema) DeriveAll(ctx context.Context, conn Execer) error {
+	for _, t := range s {
+		if t.Derive == "" {
+			continue
+		}
+		for _, stmt := range []string{"DELETE FROM " + t.Name, t.deriveAll()} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("deriving %s: %w", t.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// deriveAll is the statement that inserts into t what its Derive makes of all rows.
+func (t Table) deriveAll() string { return fmt.Sprintf("INSERT INTO %s BY NAME %s", t.Name, t.Derive) }
 
 // Schema is every table of a kubesift database, in documentation order: the evidence tables the
 // kinds of evidence declare (ingest.Schema gathers them from its loaders) grouped by evidence,

@@ -343,12 +343,13 @@ func openError(path string, err error) error {
 	return fmt.Errorf("opening database %s: %w", path, err)
 }
 
-// createTables creates the schema's tables that the database lacks, adds the columns its tables
-// lack (at the end; loads insert by name), NULL in the rows loaded before unless the column has a
-// Backfill, drops their obsolete columns, and rewrites a table that stores a column the schema
-// computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in place). It
-// returns what it added, dropped and rewrote (table or table.column) in a database that had
-// kubesift's tables before.
+// createTables creates the schema's tables that the database lacks (in a database that had
+// kubesift's tables before, one with a Derive filled from the rows it derives from), adds the
+// columns its tables lack (at the end; loads insert by name), NULL in the rows loaded before unless
+// the column has a Backfill, drops their obsolete columns, and rewrites a table that stores a column
+// the schema computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in
+// place). It returns what it added, dropped and rewrote (table or table.column) in a database that
+// had kubesift's tables before.
 func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)) (upgraded, dropped []string, err error) {
 	have, err := db.columns(ctx)
 	if err != nil {
@@ -361,6 +362,11 @@ func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)
 				return nil, nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 			}
 			if older {
+				if t.Derive != "" {
+					if _, err := db.ExecContext(ctx, t.deriveAll()); err != nil {
+						return nil, nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
+					}
+				}
 				upgraded = append(upgraded, t.Name)
 			}
 			continue

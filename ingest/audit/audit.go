@@ -38,9 +38,9 @@ func (Loader) Kind() string { return "audit" }
 // Detect reports whether one of the envelopes takes the file.
 func (Loader) Detect(name string, head []byte) bool { return envelopeOf(name, head) != nil }
 
-// Tables are audit_events and the object tables the endpoint states go to.
+// Tables are audit_events, audit_services and the object tables the endpoint states go to.
 func (Loader) Tables() []store.Table {
-	return append([]store.Table{auditEventsTable}, k8sobj.Tables...)
+	return append([]store.Table{auditEventsTable, auditServicesTable}, k8sobj.Tables...)
 }
 
 // Resumable is true: a growing or rotated log is read on from where the last load stopped.
@@ -78,6 +78,9 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	}
 	rejects = holdBackTail(f, append(rejects, out.rejects...), out.tail)
 	if err := takeWarnings(ctx, f); err != nil {
+		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	}
+	if err := auditServicesTable.DeriveLoad(ctx, f.Conn, f.LoadID); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
 	if err := deriver.finish(ctx, f); err != nil {

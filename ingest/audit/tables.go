@@ -101,6 +101,37 @@ var auditEventsTable = store.Table{
 	Obsolete: []string{"load_reject", "load_warning"},
 }
 
+// auditServicesTable holds audit_events' requests of Services. What the rules need of a Service is
+// its whole history (whether it existed when its Endpoints were deleted, and whether the audit log
+// names it at all), however short the window analysed; read from audit_events, that history cost a
+// scan of the filter columns of every event, so that a 15-minute window of a database of 10M events
+// took 2.2x the time of the same window alone (BENCHMARKS.md).
+var auditServicesTable = store.Table{
+	Name:       "audit_services",
+	Evidence:   "audit",
+	TimeColumn: "stage_at",
+	Doc: "One row per audit_events row of a Service (objectRef resource services, any group, subresource, verb, stage or code): the columns the rules read of a Service's history, " +
+		"derived from audit_events as each load's events are loaded (and from all of them when a database made before this table is opened), so that a short window does not scan every event for it.",
+	Columns: []store.Column{
+		{Name: "cluster", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.cluster"},
+		{Name: "namespace", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.namespace"},
+		{Name: "name", Type: "VARCHAR", Doc: "audit_events.name: the Service; NULL for a list or watch"},
+		{Name: "verb", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.verb"},
+		{Name: "code", Type: "INTEGER", Doc: "audit_events.code"},
+		{Name: "stage", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.stage"},
+		{Name: "api_group", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.api_group"},
+		{Name: "subresource", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.subresource"},
+		{Name: "received_at", Type: "TIMESTAMPTZ", Doc: "audit_events.received_at"},
+		{Name: "stage_at", Type: "TIMESTAMPTZ", Doc: "audit_events.stage_at"},
+		{Name: "uid", Type: "VARCHAR", Doc: "the Service's uid the response names (body_fields: metadata.uid, else a Status's details.uid); NULL without a body"},
+		{Name: "audit_id", Type: "VARCHAR", Doc: "audit_events.audit_id"},
+		{Name: "load_id", Type: "BIGINT", Doc: "audit_events.load_id"},
+	},
+	Derive: `SELECT cluster, namespace, name, verb, code, stage, api_group, subresource, received_at, stage_at,
+        coalesce(body_fields[10], body_fields[11]) AS uid, audit_id, load_id
+    FROM audit_events WHERE resource = 'services'`,
+}
+
 // latencyMS is latency_ms: epoch arithmetic wherever it cannot overflow (2^62 µs is about 146,000
 // years), date_diff (which goes through ICU's calendar) only beyond.
 const latencyMS = `CASE WHEN abs(epoch_us(received_at)) < 4611686018427387904 AND abs(epoch_us(stage_at)) < 4611686018427387904

@@ -1,0 +1,104 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/kubesift/kubesift/store"
+)
+
+// auditServicesDiffer counts the rows in which audit_services and what its Derive makes of all
+// of audit_events differ, both ways.
+func auditServicesDiffer(t *testing.T, db *store.DB) int64 {
+	t.Helper()
+	table, ok := Schema().Lookup("audit_services")
+	if !ok || table.Derive == "" {
+		t.Fatal("no derived table audit_services in the schema")
+	}
+	return queryInt(t, db, `SELECT (SELECT count(*) FROM (FROM audit_services EXCEPT ALL (`+table.Derive+`)))
+		+ (SELECT count(*) FROM ((`+table.Derive+`) EXCEPT ALL FROM audit_services))`)
+}
+
+// TestAuditServicesHoldTheLoadedServiceRequests: each load adds to audit_services the Service
+// requests of the events it kept: a second copy of a log with one more Service request (the
+// others duplicates, removed) adds that one.
+func TestAuditServicesHoldTheLoadedServiceRequests(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join("..", "samples", "tricky-healthy", "audit.log.gz")
+	lines := bytes.SplitAfter(gunzip(t, first), []byte("\n"))
+	i := slices.IndexFunc(lines, func(l []byte) bool { return bytes.Contains(l, []byte(`"resource":"services"`)) })
+	if i < 0 {
+		t.Fatal("no Service request in the sample")
+	}
+	extra := regexp.MustCompile(`"auditID":"[^"]*"`).ReplaceAll(lines[i], []byte(`"auditID":"one-more"`))
+	second := filepath.Join(dir, "again.log")
+	// the new request first: a file that begins as the first one did is read on from where it ended
+	if err := os.WriteFile(second, slices.Concat(extra, slices.Concat(lines...)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, first, second)
+	if len(res) != 2 || res[1].Duplicates == 0 || res[1].Rows != 1 {
+		t.Fatalf("loads %+v, want the second one all duplicates but one", res)
+	}
+	services := queryInt(t, db, `SELECT count(*) FROM audit_events WHERE resource = 'services'`)
+	if got := queryInt(t, db, `SELECT count(*) FROM audit_services`); got != services || services == 0 {
+		t.Errorf("audit_services has %d rows, audit_events %d Service requests", got, services)
+	}
+	if n := auditServicesDiffer(t, db); n != 0 {
+		t.Errorf("%d rows of audit_services differ from the Service requests of audit_events", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM audit_services WHERE uid IS NOT NULL`); n == 0 {
+		t.Error("no Service request in audit_services carries its uid")
+	}
+}
+
+// TestOpenFillsAuditServicesOfAnOlderDatabase: a database from before audit_services gets the
+// table on a read-write open, filled from the audit events it holds.
+func TestOpenFillsAuditServicesOfAnOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := store.Open(ctx, path, Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingestFiles(t, db, Options{}, filepath.Join("..", "samples", "tricky-healthy", "audit.log.gz"))
+	if _, err := db.ExecContext(ctx, "DROP TABLE audit_services"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = store.Open(ctx, path, Schema(), store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !slices.Contains(db.Upgraded, "audit_services") {
+		t.Errorf("upgraded %v, want audit_services among them", db.Upgraded)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM audit_services`); n == 0 {
+		t.Error("audit_services is empty after the upgrade")
+	}
+	if n := auditServicesDiffer(t, db); n != 0 {
+		t.Errorf("%d rows of audit_services differ from the Service requests of audit_events", n)
+	}
+}
+
+// gunzip returns the decompressed content of the gzip file path.
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(readFile(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
