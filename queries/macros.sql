@@ -132,9 +132,15 @@ WITH
 r0 AS (
     SELECT *, hash(cluster, stream, kind, namespace, name, source_file, coalesce(object_seq, 0), source_line) AS obs_key,
            hash(cluster, stream, namespace, svc) AS svc_id
-    FROM ks_endpoint_observations(watch_files := watch_files)
-    WHERE (is_watch OR (captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)))
-      AND (CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces))
+    FROM (
+        -- two scans, not one under (is_watch OR …): only alone do the window's bounds filter the scan itself
+        SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
+        WHERE NOT is_watch AND captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)
+        UNION ALL
+        SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
+        WHERE is_watch
+    )
+    WHERE CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces)
 ),
 -- one row per observation of an object
 obs0 AS (
