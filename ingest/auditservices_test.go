@@ -102,3 +102,42 @@ func gunzip(t *testing.T, path string) []byte {
 	}
 	return out
 }
+
+// TestOpenDerivesTheLoadsOfAnOlderKubesift: the loads an older kubesift made into a database that
+// has audit_services (it derives nothing) get their rows on the next open, read-only too.
+func TestOpenDerivesTheLoadsOfAnOlderKubesift(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := store.Open(ctx, path, Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingestFiles(t, db, Options{}, filepath.Join("..", "samples", "healthy", "audit.log"),
+		filepath.Join("..", "samples", "tricky-healthy", "audit.log.gz"))
+	// the second load as an older kubesift leaves it: no rows in audit_services
+	if _, err := db.ExecContext(ctx, "DELETE FROM audit_services WHERE load_id = (SELECT max(load_id) FROM audit_events)"); err != nil {
+		t.Fatal(err)
+	}
+	if n := auditServicesDiffer(t, db); n == 0 {
+		t.Fatal("the older kubesift's load left nothing to derive")
+	}
+	db.Close()
+	// a read-only open (analyze) takes the write lock to derive them, then reads
+	if db, err = store.Open(ctx, path, Schema(), store.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "audit_services rows for its loads"; !slices.Contains(db.Upgraded, want) {
+		t.Errorf("upgraded %v, want %q among them", db.Upgraded, want)
+	}
+	if n := auditServicesDiffer(t, db); n != 0 {
+		t.Errorf("%d rows of audit_services differ from the Service requests of audit_events", n)
+	}
+	db.Close()
+	if db, err = store.Open(ctx, path, Schema(), store.Options{ReadOnly: true}); err != nil { // nothing left to derive
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if len(db.Upgraded) != 0 {
+		t.Errorf("upgraded %v on an open with nothing to derive", db.Upgraded)
+	}
+}

@@ -79,10 +79,11 @@ type Table struct {
 	Obsolete []string
 	// Derive makes the table's rows from another table's (a SELECT whose columns are named as the
 	// table's, load_id among them): a narrow copy of what a rule would otherwise scan the whole
-	// other table for. A load inserts what Derive makes of its own rows (DeriveLoad); Open fills
-	// the table once when it adds it to a database that has rows already; a dataset, which holds
-	// no files of it, reads it as a view of Derive; and `kubesift rules test` derives it from the
-	// rows of a test case.
+	// other table for. A load inserts what Derive makes of its own rows (DeriveLoad); a write Open
+	// fills the table when it adds it to a database that has rows already, and adds the rows of
+	// loads newer than the table's newest (an older kubesift's, which derives nothing); a dataset,
+	// which holds no files of it, reads it as a view of Derive; and `kubesift rules test` derives
+	// it from the rows of a test case.
 	Derive string
 }
 
@@ -93,7 +94,7 @@ type Execer interface {
 
 // DeriveLoad inserts into t the rows its Derive makes of the rows of load loadID.
 func (t Table) DeriveLoad(ctx context.Context, conn Execer, loadID int64) error {
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM (%s) WHERE load_id = $1", t.Name, t.Derive), loadID); err != nil {
+	if _, err := conn.ExecContext(ctx, t.deriveInsert(" WHERE load_id = $1"), loadID); err != nil {
 		return fmt.Errorf("deriving %s: %w", t.Name, err)
 	}
 	return nil
@@ -105,7 +106,7 @@ func (s Schema) DeriveAll(ctx context.Context, conn Execer) error {
 		if t.Derive == "" {
 			continue
 		}
-		for _, stmt := range []string{"DELETE FROM " + t.Name, t.deriveAll()} {
+		for _, stmt := range []string{"DELETE FROM " + t.Name, t.deriveInsert("")} {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("deriving %s: %w", t.Name, err)
 			}
@@ -114,8 +115,11 @@ func (s Schema) DeriveAll(ctx context.Context, conn Execer) error {
 	return nil
 }
 
-// deriveAll is the statement that inserts into t what its Derive makes of all rows.
-func (t Table) deriveAll() string { return fmt.Sprintf("INSERT INTO %s BY NAME %s", t.Name, t.Derive) }
+// deriveInsert is the statement that inserts into t what its Derive makes of the rows that where (""
+// or " WHERE …" over Derive's columns) keeps.
+func (t Table) deriveInsert(where string) string {
+	return fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM (%s)%s", t.Name, t.Derive, where)
+}
 
 // Schema is every table of a kubesift database, in documentation order: the evidence tables the
 // kinds of evidence declare (ingest.Schema gathers them from its loaders) grouped by evidence,

@@ -245,6 +245,11 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 			db.Repaired, err = db.repair(ctx, condition)
 		}
 		if err == nil {
+			var derived []string
+			derived, err = db.deriveNewerLoads(ctx)
+			db.Upgraded = append(db.Upgraded, derived...)
+		}
+		if err == nil {
 			err = db.removeStaleSandboxes()
 		}
 		if err != nil {
@@ -292,8 +297,8 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 
 // readOnlyStale reports whether a kubesift database opened read-only needs writing before the
 // rules read it: an older kubesift wrote it (it lacks a table or column of the schema, or has an
-// obsolete column), or an interrupted load left rows behind. A database without an ingest_files
-// table is not kubesift's.
+// obsolete column, or loaded into it without deriving a table with a Derive), or an interrupted
+// load left rows behind. A database without an ingest_files table is not kubesift's.
 func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 	have, err := db.columns(ctx)
 	if err != nil || !have[ingestFilesTable.Name] {
@@ -315,7 +320,23 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 		return true, err // from before the sequence: its repair looks for orphans among every load id
 	}
 	orphans, err := db.orphanRows(ctx, orphanCondition)
-	return len(orphans) > 0, err
+	if err != nil || len(orphans) > 0 {
+		return len(orphans) > 0, err
+	}
+	for _, t := range db.Schema { // a table with a Derive that lacks an older kubesift's loads
+		if t.Derive == "" {
+			continue
+		}
+		newest, err := db.newestLoadIn(ctx, t)
+		if err != nil {
+			return false, err
+		}
+		var behind bool
+		if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM ("+t.Derive+") WHERE load_id > $1)", newest).Scan(&behind); err != nil || behind {
+			return behind, err
+		}
+	}
+	return false, nil
 }
 
 // TempDir is where temporary files of this database go: DuckDB's spill directory next to a
@@ -343,6 +364,41 @@ func openError(path string, err error) error {
 	return fmt.Errorf("opening database %s: %w", path, err)
 }
 
+// deriveNewerLoads inserts into each table with a Derive what it makes of the loads newer than the
+// newest it holds rows of. A load derives its own rows, so those are loads that an older kubesift,
+// which does not know the table, made into the database since this one last loaded: without them
+// the table would lack their rows for good. It returns "TABLE rows for its loads" for each table it
+// added rows to. The scan reads only the row groups of those loads, whose ids are the newest.
+func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
+	var added []string
+	for _, t := range db.Schema {
+		if t.Derive == "" {
+			continue
+		}
+		newest, err := db.newestLoadIn(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		res, err := db.ExecContext(ctx, t.deriveInsert(" WHERE load_id > $1"), newest)
+		if err != nil {
+			return nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			added = append(added, t.Name+" rows for its loads")
+		}
+	}
+	return added, nil
+}
+
+// newestLoadIn returns the newest load_id of t's rows, -1 for none.
+func (db *DB) newestLoadIn(ctx context.Context, t Table) (int64, error) {
+	var newest int64
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(load_id), -1) FROM "+t.Name).Scan(&newest); err != nil {
+		return 0, fmt.Errorf("reading the newest load of %s in %s: %w", t.Name, db.Path, err)
+	}
+	return newest, nil
+}
+
 // createTables creates the schema's tables that the database lacks (in a database that had
 // kubesift's tables before, one with a Derive filled from the rows it derives from), adds the
 // columns its tables lack (at the end; loads insert by name), NULL in the rows loaded before unless
@@ -363,7 +419,7 @@ func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)
 			}
 			if older {
 				if t.Derive != "" {
-					if _, err := db.ExecContext(ctx, t.deriveAll()); err != nil {
+					if _, err := db.ExecContext(ctx, t.deriveInsert("")); err != nil {
 						return nil, nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
 					}
 				}
