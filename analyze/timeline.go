@@ -117,19 +117,31 @@ func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...
 	return t, err
 }
 
-// queryJSON runs query on conn and returns its rows as a JSON list of objects.
+// queryJSON runs query on conn and returns its rows as a JSON list of objects, written a row at a
+// time: holding every row first, then every row as a map, then their JSON, took three copies of a
+// chart's rows (a lock's writes over ten days of the recordings at 10M events: 70 MB of JSON).
 func queryJSON(ctx context.Context, conn *store.Sandbox, query string, args ...any) (json.RawMessage, error) {
-	t, err := queryTable(ctx, conn, query, args...)
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	items := make([]map[string]any, 0, len(t.Rows))
-	for _, row := range t.Rows {
+	defer rows.Close()
+	t, err := tabular.FromRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte{'['}
+	err = t.Scan(func(row []any) error {
 		item := make(map[string]any, len(row))
 		for i, c := range t.ColumnNames() {
 			item[c] = row[i]
 		}
-		items = append(items, item)
-	}
-	return json.Marshal(items)
+		b, err := json.Marshal(item)
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+		return err
+	})
+	return append(out, ']'), err
 }
