@@ -98,8 +98,9 @@ func timelineSQL(name string) string {
 	return q
 }
 
-// queryTable runs query on conn and reads all its rows.
-func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...any) (*tabular.Table, error) {
+// eachRow runs query on conn and calls each with the table of its columns and each of its rows
+// (a row's slice is reused: each copies what it keeps).
+func eachRow(ctx context.Context, conn *store.Sandbox, query string, args []any, each func(t *tabular.Table, row []any) error) (*tabular.Table, error) {
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -109,29 +110,25 @@ func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...
 	if err != nil {
 		return nil, err
 	}
-	err = t.Scan(func(row []any) error {
+	err = t.Scan(func(row []any) error { return each(t, row) })
+	t.Scan = nil
+	return t, err
+}
+
+// queryTable runs query on conn and reads all its rows.
+func queryTable(ctx context.Context, conn *store.Sandbox, query string, args ...any) (*tabular.Table, error) {
+	return eachRow(ctx, conn, query, args, func(t *tabular.Table, row []any) error {
 		t.Rows = append(t.Rows, append([]any(nil), row...))
 		return nil
 	})
-	t.Scan = nil
-	return t, err
 }
 
 // queryJSON runs query on conn and returns its rows as a JSON list of objects, written a row at a
 // time: holding every row first, then every row as a map, then their JSON, took three copies of a
 // chart's rows (a lock's writes over ten days of the recordings at 10M events: 70 MB of JSON).
 func queryJSON(ctx context.Context, conn *store.Sandbox, query string, args ...any) (json.RawMessage, error) {
-	rows, err := conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	t, err := tabular.FromRows(rows)
-	if err != nil {
-		return nil, err
-	}
 	out := []byte{'['}
-	err = t.Scan(func(row []any) error {
+	_, err := eachRow(ctx, conn, query, args, func(t *tabular.Table, row []any) error {
 		item := make(map[string]any, len(row))
 		for i, c := range t.ColumnNames() {
 			item[c] = row[i]
