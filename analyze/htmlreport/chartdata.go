@@ -18,8 +18,23 @@ const (
 	maxPoints = 4000 // points of one series, marks of an events chart
 )
 
-// row is one chart row: evidence columns decoded from JSON (numbers as json.Number).
-type row map[string]any
+// row is one chart row: the values of the columns the chart draws (decoded from JSON, numbers as
+// json.Number), in the order of cols, which a chart's rows share. A map for each row took 203 MB
+// for the 70 MB of a lock's writes over ten days of the recordings at 10M events.
+type row struct {
+	cols []string
+	vals []any
+}
+
+// get returns the value of column col, nil when the row has none.
+func (r row) get(col string) any {
+	for i, c := range r.cols {
+		if c == col {
+			return r.vals[i]
+		}
+	}
+	return nil
+}
 
 // chartRows returns the rows chart c draws from data: a finding's evidence or its query's rows,
 // each with only the columns the chart reads (drawn). The list is decoded an item at a time, and
@@ -40,7 +55,7 @@ func chartRows(c rules.Chart, data json.RawMessage) []row {
 			return nil
 		}
 		obj, ok := it.(map[string]any)
-		if !ok || !matches(obj, c.Where) {
+		if !ok || !matches(func(col string) any { return obj[col] }, c.Where) {
 			continue
 		}
 		if c.Rows == "" {
@@ -49,7 +64,7 @@ func chartRows(c rules.Chart, data json.RawMessage) []row {
 		}
 		list, _ := obj[c.Rows].([]any)
 		for _, child := range list {
-			r := row{}
+			r := map[string]any{}
 			for k, v := range obj {
 				if k != c.Rows {
 					r[k] = v
@@ -75,20 +90,19 @@ func drawn(c rules.Chart) []string {
 	return cols
 }
 
-// only returns r with the columns keep only.
-func only(keep []string, r row) row {
-	out := make(row, len(keep))
-	for _, col := range keep {
-		if v, ok := r[col]; ok {
-			out[col] = v
-		}
+// only returns the row of the columns keep of the item m.
+func only(keep []string, m map[string]any) row {
+	r := row{cols: keep, vals: make([]any, len(keep))}
+	for i, col := range keep {
+		r.vals[i] = m[col]
 	}
-	return out
+	return r
 }
 
-func matches(r row, where map[string]string) bool {
+// matches reports whether the columns get reads hold the values where names.
+func matches(get func(col string) any, where map[string]string) bool {
 	for col, want := range where {
-		if cell(r[col]) != want {
+		if cell(get(col)) != want {
 			return false
 		}
 	}
@@ -139,15 +153,15 @@ type lane struct {
 func lanes(rs []row, c rules.Chart, mergeRest bool) (out []*lane, notes []string) {
 	byName := map[string]*lane{}
 	for _, r := range rs {
-		if _, ok := timeOf(r[c.Time]); !ok {
+		if _, ok := timeOf(r.get(c.Time)); !ok {
 			continue
 		}
-		name := cell(r[c.Lane])
+		name := cell(r.get(c.Lane))
 		if name == "" {
 			name = "(none)"
 		}
-		if c.Label != "" && cell(r[c.Label]) != "" {
-			name += " " + cell(r[c.Label])
+		if c.Label != "" && cell(r.get(c.Label)) != "" {
+			name += " " + cell(r.get(c.Label))
 		}
 		l := byName[name]
 		if l == nil {
@@ -159,8 +173,8 @@ func lanes(rs []row, c rules.Chart, mergeRest bool) (out []*lane, notes []string
 	}
 	for _, l := range out {
 		sort.SliceStable(l.rows, func(i, j int) bool {
-			a, _ := timeOf(l.rows[i][c.Time])
-			b, _ := timeOf(l.rows[j][c.Time])
+			a, _ := timeOf(l.rows[i].get(c.Time))
+			b, _ := timeOf(l.rows[j].get(c.Time))
 			return a.Before(b)
 		})
 	}

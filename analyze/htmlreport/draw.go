@@ -304,7 +304,7 @@ func swimlane(c rules.Chart, f analyze.Finding, rs []row, out *Chart) (*plot.Plo
 	var times []time.Time
 	for _, l := range ls {
 		for _, r := range l.rows {
-			t, _ := timeOf(r[c.Time])
+			t, _ := timeOf(r.get(c.Time))
 			times = append(times, t)
 		}
 	}
@@ -315,12 +315,12 @@ func swimlane(c rules.Chart, f analyze.Finding, rs []row, out *Chart) (*plot.Plo
 	var bs bands
 	for i, l := range ls {
 		for j, r := range l.rows {
-			from, _ := timeOf(r[c.Time])
+			from, _ := timeOf(r.get(c.Time))
 			to := hi
 			if j+1 < len(l.rows) {
-				to, _ = timeOf(l.rows[j+1][c.Time])
+				to, _ = timeOf(l.rows[j+1].get(c.Time))
 			}
-			bs = append(bs, band{seconds(from), seconds(to), laneY(i, len(ls)), pal.of(cell(r[c.State]))})
+			bs = append(bs, band{seconds(from), seconds(to), laneY(i, len(ls)), pal.of(cell(r.get(c.State)))})
 		}
 	}
 	p.Add(bs)
@@ -354,9 +354,9 @@ func events(c rules.Chart, f analyze.Finding, rs []row, out *Chart) (*plot.Plot,
 	var states []string
 	for i, l := range ls {
 		for _, r := range l.rows {
-			t, _ := timeOf(r[c.Time])
+			t, _ := timeOf(r.get(c.Time))
 			times = append(times, t)
-			s := cell(r[c.State])
+			s := cell(r.get(c.State))
 			if _, ok := byState[s]; !ok {
 				states = append(states, s)
 				pal.of(s)
@@ -393,8 +393,8 @@ func thin(pts plotter.XYs, out *Chart, what string) plotter.XYs {
 
 func series(c rules.Chart, f analyze.Finding, rs []row, out *Chart) (*plot.Plot, vg.Length) {
 	sort.SliceStable(rs, func(i, j int) bool {
-		a, _ := timeOf(rs[i][c.Time])
-		b, _ := timeOf(rs[j][c.Time])
+		a, _ := timeOf(rs[i].get(c.Time))
+		b, _ := timeOf(rs[j].get(c.Time))
 		return a.Before(b)
 	})
 	p := newPlot()
@@ -405,15 +405,15 @@ func series(c rules.Chart, f analyze.Finding, rs []row, out *Chart) (*plot.Plot,
 	for i, col := range c.Values {
 		var pts plotter.XYs
 		for _, r := range rs {
-			t, okT := timeOf(r[c.Time])
-			v, okV := number(r[col])
+			t, okT := timeOf(r.get(c.Time))
+			v, okV := number(r.get(col))
 			if !okT || !okV {
 				continue
 			}
 			times = append(times, t)
 			pts = append(pts, plotter.XY{X: seconds(t), Y: v})
 			ylo, yhi = min(ylo, v), max(yhi, v)
-			if i == 0 && len(c.Mark) > 0 && matches(r, c.Mark) {
+			if i == 0 && len(c.Mark) > 0 && matches(r.get, c.Mark) {
 				marked = append(marked, plotter.XY{X: seconds(t), Y: v})
 			}
 		}
@@ -460,8 +460,8 @@ func bars(c rules.Chart, rs []row, out *Chart) (*plot.Plot, vg.Length) {
 	}
 	var bs []bar
 	for _, r := range rs {
-		if v, ok := number(r[c.Values[0]]); ok {
-			bs = append(bs, bar{cell(r[c.Lane]), v})
+		if v, ok := number(r.get(c.Values[0])); ok {
+			bs = append(bs, bar{cell(r.get(c.Lane)), v})
 		}
 	}
 	sort.SliceStable(bs, func(i, j int) bool { return bs[i].value > bs[j].value })
