@@ -36,11 +36,11 @@ func (r row) get(col string) any {
 	return nil
 }
 
-// chartRows returns the rows chart c draws from data: a finding's evidence or its query's rows,
-// each with only the columns the chart reads (drawn). The list is decoded an item at a time, and
-// each row keeps those columns only: the 70 MB of a lock's writes over ten days of the recordings
-// at 10M events, decoded whole, held a copy of themselves in the decoder (128 MiB) and every column
-// of every write in maps (about 270 MiB) while the chart was drawn.
+// chartRows returns the rows chart c draws from data (a finding's evidence or its query's rows),
+// each with only the columns the chart reads (drawn). The list is decoded an item at a time:
+// decoded whole, the 70 MB of a lock's writes over ten days of the recordings at 10M events held a
+// copy of themselves in the decoder (128 MiB) and every column of every write in maps (about 270
+// MiB) while the chart was drawn.
 func chartRows(c rules.Chart, data json.RawMessage) []row {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
