@@ -80,10 +80,10 @@ type Table struct {
 	// Derive makes the table's rows from another table's (a SELECT whose columns are named as the
 	// table's, load_id among them): a narrow copy of what a rule would otherwise scan the whole
 	// other table for. A load inserts what Derive makes of its own rows (DeriveLoad); a write Open
-	// fills the table when it adds it to a database that has rows already, and adds the rows of
-	// loads newer than the table's newest (an older kubesift's, which derives nothing); a dataset,
-	// which holds no files of it, reads it as a view of Derive; and `kubesift rules test` derives
-	// it from the rows of a test case.
+	// adds the rows of the loads newer than the table's newest, or all rows when it has none (a
+	// table it just added to an older database, or loads of an older kubesift, which derives
+	// nothing); a dataset, which holds no files of it, reads it as a view of Derive; and `kubesift
+	// rules test` derives it from the rows of a test case.
 	Derive string
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -327,12 +328,12 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 		if t.Derive == "" {
 			continue
 		}
-		newest, err := db.newestLoadIn(ctx, t)
+		where, args, err := db.newerLoads(ctx, t)
 		if err != nil {
 			return false, err
 		}
 		var behind bool
-		if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM ("+t.Derive+") WHERE load_id > $1)", newest).Scan(&behind); err != nil || behind {
+		if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM ("+t.Derive+")"+where+")", args...).Scan(&behind); err != nil || behind {
 			return behind, err
 		}
 	}
@@ -365,47 +366,53 @@ func openError(path string, err error) error {
 }
 
 // deriveNewerLoads inserts into each table with a Derive what it makes of the loads newer than the
-// newest it holds rows of. A load derives its own rows, so those are loads that an older kubesift,
-// which does not know the table, made into the database since this one last loaded: without them
-// the table would lack their rows for good. It returns "TABLE rows for its loads" for each table it
-// added rows to. The scan reads only the row groups of those loads, whose ids are the newest.
+// newest it holds rows of (of every row when it holds none: a table just added to a database an
+// older kubesift wrote, whose rows may predate load ids). A load derives its own rows, so those are
+// loads that an older kubesift, which does not know the table, made into the database since this
+// one last loaded: without them the table would lack their rows for good. It returns "TABLE rows for
+// its loads" for each table it added rows to that Open did not just add (Upgraded names those). The
+// scan reads only the row groups of those loads, whose ids are the newest.
 func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
 	var added []string
 	for _, t := range db.Schema {
 		if t.Derive == "" {
 			continue
 		}
-		newest, err := db.newestLoadIn(ctx, t)
+		where, args, err := db.newerLoads(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		res, err := db.ExecContext(ctx, t.deriveInsert(" WHERE load_id > $1"), newest)
+		res, err := db.ExecContext(ctx, t.deriveInsert(where), args...)
 		if err != nil {
 			return nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
+		if n, _ := res.RowsAffected(); n > 0 && !slices.Contains(db.Upgraded, t.Name) {
 			added = append(added, t.Name+" rows for its loads")
 		}
 	}
 	return added, nil
 }
 
-// newestLoadIn returns the newest load_id of t's rows, -1 for none.
-func (db *DB) newestLoadIn(ctx context.Context, t Table) (int64, error) {
-	var newest int64
-	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(load_id), -1) FROM "+t.Name).Scan(&newest); err != nil {
-		return 0, fmt.Errorf("reading the newest load of %s in %s: %w", t.Name, db.Path, err)
+// newerLoads returns the filter (" WHERE …" over t's Derive, "" for every row) and its arguments
+// that keep the rows of the loads newer than the newest t holds rows of; every row when it holds
+// none.
+func (db *DB) newerLoads(ctx context.Context, t Table) (string, []any, error) {
+	var newest sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT max(load_id) FROM "+t.Name).Scan(&newest); err != nil {
+		return "", nil, fmt.Errorf("reading the newest load of %s in %s: %w", t.Name, db.Path, err)
 	}
-	return newest, nil
+	if !newest.Valid {
+		return "", nil, nil
+	}
+	return " WHERE load_id > $1", []any{newest.Int64}, nil
 }
 
-// createTables creates the schema's tables that the database lacks (in a database that had
-// kubesift's tables before, one with a Derive filled from the rows it derives from), adds the
-// columns its tables lack (at the end; loads insert by name), NULL in the rows loaded before unless
-// the column has a Backfill, drops their obsolete columns, and rewrites a table that stores a column
-// the schema computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in
-// place). It returns what it added, dropped and rewrote (table or table.column) in a database that
-// had kubesift's tables before.
+// createTables creates the schema's tables that the database lacks, adds the columns its tables
+// lack (at the end; loads insert by name), NULL in the rows loaded before unless the column has a
+// Backfill, drops their obsolete columns, and rewrites a table that stores a column the schema
+// computes (Column.Generated: DuckDB cannot turn a stored column into a computed one in place). It
+// returns what it added, dropped and rewrote (table or table.column) in a database that had
+// kubesift's tables before.
 func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)) (upgraded, dropped []string, err error) {
 	have, err := db.columns(ctx)
 	if err != nil {
@@ -418,12 +425,7 @@ func (db *DB) createTables(ctx context.Context, beforeRewrite func(table string)
 				return nil, nil, fmt.Errorf("creating table %s in %s: %w", t.Name, db.Path, err)
 			}
 			if older {
-				if t.Derive != "" {
-					if _, err := db.ExecContext(ctx, t.deriveInsert("")); err != nil {
-						return nil, nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
-					}
-				}
-				upgraded = append(upgraded, t.Name)
+				upgraded = append(upgraded, t.Name) // one with a Derive is filled by deriveNewerLoads
 			}
 			continue
 		}
