@@ -13,21 +13,16 @@ WITH writes AS (
       AND coalesce(cluster, '') = $cluster
       AND namespace = $namespace AND coalesce(name, coalesce(response_object, request_object)->'metadata'->>'name') = $name
 ),
--- the writes of the span (with the holder before them and the writes in the minute up to them, read over all of the
--- lock's writes): cut here, not in the final WHERE, which DuckDB applied only after joining every write of the lock
 lock_writes AS (
-    SELECT * FROM (
-        SELECT stage_at, source_line, resource,
-               CASE WHEN not_logged THEN 'write'
-                    WHEN nullif(rec->>'holderIdentity', '') IS NULL THEN 'release'
-                    WHEN nullif(rec->>'holderIdentity', '') IS DISTINCT FROM
-                         lag(nullif(rec->>'holderIdentity', '')) OVER (ORDER BY stage_at, source_line) THEN 'acquire'
-                    ELSE 'renew' END AS action,
-               count(*) OVER (ORDER BY stage_at RANGE BETWEEN INTERVAL 1 MINUTE PRECEDING AND CURRENT ROW) AS writes_last_min
-        FROM writes
-        WHERE rec IS NOT NULL OR not_logged
-    )
-    WHERE stage_at BETWEEN $first_seen - INTERVAL 1 MINUTE AND $last_seen + INTERVAL 1 MINUTE
+    SELECT stage_at, source_line, resource,
+           CASE WHEN not_logged THEN 'write'
+                WHEN nullif(rec->>'holderIdentity', '') IS NULL THEN 'release'
+                WHEN nullif(rec->>'holderIdentity', '') IS DISTINCT FROM
+                     lag(nullif(rec->>'holderIdentity', '')) OVER (ORDER BY stage_at, source_line) THEN 'acquire'
+                ELSE 'renew' END AS action,
+           count(*) OVER (ORDER BY stage_at RANGE BETWEEN INTERVAL 1 MINUTE PRECEDING AND CURRENT ROW) AS writes_last_min
+    FROM writes
+    WHERE rec IS NOT NULL OR not_logged
 ),
 -- the watches that may be open at some moment of the span's writes: those that started before its end (a filter of the
 -- scan, which leaves out a watch logged without its start) and did not end before its start
@@ -80,5 +75,6 @@ SELECT w.stage_at AS "at", any_value(w.action) AS action, any_value(w.writes_las
 FROM lock_writes w
 ASOF LEFT JOIN started s ON s.resource = w.resource AND s.at <= w.stage_at
 ASOF LEFT JOIN ended e ON e.resource = w.resource AND e.at < w.stage_at
+WHERE w.stage_at BETWEEN $first_seen - INTERVAL 1 MINUTE AND $last_seen + INTERVAL 1 MINUTE
 GROUP BY w.stage_at, w.source_line
 ORDER BY w.stage_at, w.source_line
