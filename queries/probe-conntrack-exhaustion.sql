@@ -6,6 +6,9 @@
 -- The window bounds are bound into the WHERE of what they filter (not a cross-joined CTE), so that they are
 -- constants DuckDB can push down; rows without a capture time count only when no window is set. A node is a node of
 -- one cluster (cluster + node everywhere): two clusters' nodes of the same name never mix.
+-- Only the small per-capture tables (limits, counters, kernel lines) are read before the window: the entries are read for
+-- the window's captures alone, so that a scheduled run over a window of a long database reads the entries of that
+-- window, not of every capture it holds.
 WITH
 -- ---------------------------------------------------------------- per-capture facts
 lim AS (
@@ -19,18 +22,27 @@ lim AS (
     FROM conntrack_limits l
     GROUP BY ALL
 ),
+-- the entries of the window's captures (those without a capture time only when no window is set). The window's
+-- bounds are constants when DuckDB plans the query: with a window the OR's second half is false and the bounds filter
+-- the scan itself. Not materialized: each reference reads only the columns it needs.
+win_entries AS NOT MATERIALIZED (
+    SELECT cluster, node, captured_at, format, state, source_file, orig_dst, orig_dport
+    FROM conntrack_entries
+    WHERE (captured_at >= ks_window_start($since) AND captured_at <= ks_window_end($until))
+       OR (captured_at IS NULL AND CAST($since AS TIMESTAMPTZ) IS NULL AND CAST($until AS TIMESTAMPTZ) IS NULL)
+),
 entry_formats AS (
     -- one format per capture, in case the same table was dumped twice in different formats
     SELECT cluster, node, ts, arg_max(format, n) AS format, max(n) AS n
     FROM (SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, format, count(*) AS n
-          FROM conntrack_entries GROUP BY ALL)
+          FROM win_entries GROUP BY ALL)
     GROUP BY ALL
 ),
 ent AS (
     SELECT coalesce(e.cluster, '') AS cluster, coalesce(e.node, '') AS node, e.captured_at AS ts, count(*) AS entries,
            count(*) FILTER (WHERE e.state = 'TIME_WAIT') AS time_wait,
            min(e.source_file) AS entries_file
-    FROM conntrack_entries e
+    FROM win_entries e
     JOIN entry_formats f ON f.cluster = coalesce(e.cluster, '') AND f.node = coalesce(e.node, '') AND f.ts IS NOT DISTINCT FROM e.captured_at AND f.format = e.format
     GROUP BY ALL
 ),
@@ -42,10 +54,18 @@ stats_fmt AS (
     GROUP BY ALL
 ),
 stats AS (
-    -- conntrack -S and /proc/net/stat/nf_conntrack of one capture describe the same counters: take one, not the sum
-    SELECT cluster, node, ts, max(drops) AS drops, max(insert_failed) AS insert_failed, max(early_drops) AS early_drops,
-           max(entries) AS stat_entries, min(stats_file) AS stats_file
-    FROM stats_fmt GROUP BY ALL
+    -- the counters of the node's previous capture of them (also before --since), whatever was captured in between
+    SELECT s.*,
+           lag(s.drops) OVER w AS prev_drops,
+           lag(s.insert_failed) OVER w AS prev_insert_failed,
+           lag(s.early_drops) OVER w AS prev_early_drops
+    FROM (
+        -- conntrack -S and /proc/net/stat/nf_conntrack of one capture describe the same counters: take one, not the sum
+        SELECT cluster, node, ts, max(drops) AS drops, max(insert_failed) AS insert_failed, max(early_drops) AS early_drops,
+               max(entries) AS stat_entries, min(stats_file) AS stats_file
+        FROM stats_fmt GROUP BY ALL
+    ) s
+    WINDOW w AS (PARTITION BY s.cluster, s.node ORDER BY s.ts)
 ),
 kern AS (
     SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, count(*) AS table_full_lines,
@@ -65,7 +85,7 @@ snap0 AS (
            l.ct_max, l.tw_timeout_s, l.limits_file,
            coalesce(l.ct_count, s.stat_entries, e.entries) AS ct_count,
            e.entries, e.time_wait, e.entries_file,
-           s.drops, s.insert_failed, s.early_drops, s.stats_file,
+           s.drops, s.insert_failed, s.early_drops, s.stats_file, s.prev_drops, s.prev_insert_failed, s.prev_early_drops,
            coalesce(k.table_full_lines, 0) AS table_full_lines, k.kernel_file, k.kernel_first_line, k.kernel_first_raw
     FROM caps c
     LEFT JOIN lim l ON l.cluster = c.cluster AND l.node = c.node AND l.ts IS NOT DISTINCT FROM c.ts
@@ -81,20 +101,16 @@ snap1 AS (
                     first_value(s.ct_max IGNORE NULLS) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)) AS max_eff,
            coalesce(s.tw_timeout_s,
                     max(s.tw_timeout_s) OVER (PARTITION BY s.cluster, s.node),
-                    CAST($time_wait_timeout_s AS BIGINT)) AS tw_timeout_eff,
-           lag(s.drops) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_drops,
-           lag(s.insert_failed) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_insert_failed,
-           lag(s.early_drops) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_early_drops,
-           lag(s.ts) OVER (PARTITION BY s.cluster, s.node ORDER BY s.ts) AS prev_ts
+                    CAST($time_wait_timeout_s AS BIGINT)) AS tw_timeout_eff
     FROM snap0 s
 ),
 snap AS (
     SELECT s.*,
            CASE WHEN s.max_eff > 0 THEN 100.0 * s.ct_count / s.max_eff END AS usage_pct,
            CASE WHEN s.entries > 0 THEN 100.0 * s.time_wait / s.entries END AS tw_pct,
-           -- counters are cumulative since boot: what is new since the previous capture (also before --since). The
-           -- node's first capture is the baseline (its counters may be months old: nothing new); after a reset
-           -- (reboot, other netns) the counters are new since it.
+           -- counters are cumulative since boot: what is new since the previous capture of them (stats). The node's
+           -- first capture is the baseline (its counters may be months old: nothing new); after a reset (reboot, other
+           -- netns) the counters are new since it.
            CASE WHEN s.drops < s.prev_drops THEN s.drops ELSE s.drops - s.prev_drops END AS new_drops,
            CASE WHEN s.insert_failed < s.prev_insert_failed THEN s.insert_failed ELSE s.insert_failed - s.prev_insert_failed END AS new_insert_failed,
            CASE WHEN s.early_drops < s.prev_early_drops THEN s.early_drops ELSE s.early_drops - s.prev_early_drops END AS new_early_drops
@@ -151,7 +167,7 @@ growth AS (
 -- ---------------------------------------------------------------- TIME_WAIT destinations of the worst capture
 dest AS (
     SELECT w.cluster, w.node, e.orig_dst AS ip, e.orig_dport AS port, count(*) AS time_wait
-    FROM conntrack_entries e
+    FROM win_entries e
     JOIN worst w ON w.cluster = coalesce(e.cluster, '') AND w.node = coalesce(e.node, '') AND w.ts IS NOT DISTINCT FROM e.captured_at
     JOIN entry_formats f ON f.cluster = w.cluster AND f.node = w.node AND f.ts IS NOT DISTINCT FROM w.ts AND f.format = e.format
     WHERE e.state = 'TIME_WAIT'
