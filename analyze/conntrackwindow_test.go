@@ -17,20 +17,23 @@ func TestProbeExhaustionReadsOnlyTheWindowsEntries(t *testing.T) {
 	ctx := context.Background()
 	conn := macrosConn(t)
 	first := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	const captures, entries = 48, 1000
-	for _, insert := range []string{`
+	const captures, entries, timeWaitEntries = 48, 1000, 900
+	for _, insert := range []struct {
+		sql  string
+		args []any
+	}{{`
 		INSERT INTO conntrack_entries BY NAME
 		SELECT 'n1' AS node, $1::TIMESTAMPTZ + to_hours(h) AS captured_at, 'n1/' || h || '/conntrack_L.txt' AS source_file,
 		       'conntrack-L' AS format, 'ipv4' AS family, 'tcp' AS proto, 6 AS proto_num,
-		       CASE WHEN i < 900 THEN 'TIME_WAIT' ELSE 'ESTABLISHED' END AS state,
+		       CASE WHEN i < $4 THEN 'TIME_WAIT' ELSE 'ESTABLISHED' END AS state,
 		       '10.0.0.1' AS orig_src, '10.1.0.' || (i % 10) AS orig_dst, 20000 + i AS orig_sport, 8080 AS orig_dport,
 		       i + 1 AS source_line
-		FROM range(48) c(h), range(1000) e(i)`, `
+		FROM range($2) c(h), range($3) e(i)`, []any{first, captures, entries, timeWaitEntries}}, {`
 		INSERT INTO conntrack_limits BY NAME
 		SELECT 'n1' AS node, $1::TIMESTAMPTZ + to_hours(h) AS captured_at, 'n1/' || h || '/nf_conntrack_max' AS source_file,
-		       'sysctl' AS format, 1000 AS nf_conntrack_max
-		FROM range(48) c(h)`} {
-		if _, err := conn.ExecContext(ctx, insert, first); err != nil {
+		       'sysctl' AS format, $3 AS nf_conntrack_max
+		FROM range($2) c(h)`, []any{first, captures, entries}}} {
+		if _, err := conn.ExecContext(ctx, insert.sql, insert.args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,8 +44,8 @@ func TestProbeExhaustionReadsOnlyTheWindowsEntries(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "SELECT count(*), max(facts.entries), max(facts.time_wait) FROM ("+r.SQL+")", args...).Scan(&findings, &captured, &timeWait); err != nil {
 		t.Fatal(err)
 	}
-	if findings != 1 || captured != entries || timeWait != 900 {
-		t.Errorf("%d findings, of %d entries with %d in TIME_WAIT, want 1 of %d with 900", findings, captured, timeWait, entries)
+	if findings != 1 || captured != entries || timeWait != timeWaitEntries {
+		t.Errorf("%d findings, of %d entries with %d in TIME_WAIT, want 1 of %d with %d", findings, captured, timeWait, entries, timeWaitEntries)
 	}
 	// entry_formats, ent and dest each read the window's entries once
 	if read := scannedRows(t, conn, r.SQL, args, "conntrack_entries"); read > 3*entries {
