@@ -130,8 +130,8 @@ func queryJSON(ctx context.Context, conn *store.Sandbox, query string, args ...a
 	out := []byte{'['}
 	_, err := eachRow(ctx, conn, query, args, func(t *tabular.Table, row []any) error {
 		item := make(map[string]any, len(row))
-		for i, c := range t.ColumnNames() {
-			item[c] = row[i]
+		for i, c := range t.Columns {
+			item[c.Name] = row[i]
 		}
 		b, err := json.Marshal(item)
 		if len(out) > 1 {
