@@ -18,12 +18,52 @@ import (
 // of audit_events differ, both ways.
 func auditServicesDiffer(t *testing.T, db *store.DB) int64 {
 	t.Helper()
-	table, ok := Schema().Lookup("audit_services")
+	return derivedDiffers(t, db, "audit_services")
+}
+
+// derivedDiffers counts the rows in which the derived table name and what its Derive makes of all
+// rows differ, both ways.
+func derivedDiffers(t *testing.T, db *store.DB, name string) int64 {
+	t.Helper()
+	table, ok := Schema().Lookup(name)
 	if !ok || table.Derive == "" {
-		t.Fatal("no derived table audit_services in the schema")
+		t.Fatalf("no derived table %s in the schema", name)
 	}
-	return queryInt(t, db, `SELECT (SELECT count(*) FROM (FROM audit_services EXCEPT ALL (`+table.Derive+`)))
-		+ (SELECT count(*) FROM ((`+table.Derive+`) EXCEPT ALL FROM audit_services))`)
+	return queryInt(t, db, `SELECT (SELECT count(*) FROM (FROM `+name+` EXCEPT ALL (`+table.Derive+`)))
+		+ (SELECT count(*) FROM ((`+table.Derive+`) EXCEPT ALL FROM `+name+`))`)
+}
+
+// TestEndpointObjectsHoldTheLoadedObservations: an ingest derives endpoint_objects from the
+// endpoint states of the snapshots, watch streams and audit bodies it loaded: one row per load and
+// object, the objects of the watch streams (kubectl get -w) observed more than once, those of a
+// plain snapshot once.
+func TestEndpointObjectsHoldTheLoadedObservations(t *testing.T) {
+	db := openTestDB(t)
+	ingestFiles(t, db, Options{}, filepath.Join("..", "samples", "flapping"))
+	if n := derivedDiffers(t, db, "endpoint_objects"); n != 0 {
+		t.Errorf("%d rows of endpoint_objects differ from what endpoint_addresses make", n)
+	}
+	for _, c := range []struct {
+		what, query string
+		want        int64
+	}{
+		{"loads and objects of endpoint_addresses, not in endpoint_objects",
+			`SELECT count(*) FROM (SELECT DISTINCT load_id, source, kind, namespace, name FROM endpoint_addresses
+			 EXCEPT SELECT load_id, source, kind, namespace, name FROM endpoint_objects)`, 0},
+		{"objects of the watch streams observed once",
+			`SELECT count(*) FROM endpoint_objects WHERE source_file LIKE '%/watch/%' AND NOT repeated`, 0},
+		{"objects of the plain snapshots observed more than once",
+			`SELECT count(*) FROM endpoint_objects WHERE source_file LIKE '%/snapshots/%' AND repeated`, 0},
+	} {
+		if got := queryInt(t, db, c.query); got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, got, c.want)
+		}
+	}
+	for _, source := range []string{"%/watch/%", "%/snapshots/%", "%audit.log%"} {
+		if n := queryInt(t, db, `SELECT count(*) FROM endpoint_objects WHERE source_file LIKE '`+source+`'`); n == 0 {
+			t.Errorf("no objects of %s in endpoint_objects", source)
+		}
+	}
 }
 
 // TestAuditServicesHoldTheLoadedServiceRequests: each load adds to audit_services the Service

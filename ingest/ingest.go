@@ -139,6 +139,9 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			break
 		}
 	}
+	if err := in.db.DeriveNewerLoads(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("deriving the tables derived from the loaded rows (the next open derives them): %w", err))
+	}
 	if cachedLoad {
 		if err := in.db.ReleaseCache(ctx); err != nil {
 			errs = append(errs, err)

@@ -79,25 +79,18 @@ type Table struct {
 	Obsolete []string
 	// Derive makes the table's rows from another table's (a SELECT whose columns are named as the
 	// table's, load_id among them): a narrow copy of what a rule would otherwise scan the whole
-	// other table for. A load inserts what Derive makes of its own rows (DeriveLoad); a write Open
-	// adds the rows of the loads newer than the table's newest, or all rows when it has none (a
-	// table it just added to an older database, or loads of an older kubesift, which derives
-	// nothing); a dataset, which holds no files of it, reads it as a view of Derive; and `kubesift
-	// rules test` derives it from the rows of a test case.
+	// other table for. An ingest, once its files are loaded, and a write Open add what Derive makes
+	// of the loads newer than the table's newest, or of all rows when it has none (DeriveNewerLoads:
+	// Open finds the loads of an ingest that stopped before, a table it just added to an older
+	// database, or loads of an older kubesift, which derives nothing); a dataset, which holds no
+	// files of it, reads it as a view of Derive; and `kubesift rules test` derives it from the rows
+	// of a test case.
 	Derive string
 }
 
 // Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.
 type Execer interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}
-
-// DeriveLoad inserts into t the rows its Derive makes of the rows of load loadID.
-func (t Table) DeriveLoad(ctx context.Context, conn Execer, loadID int64) error {
-	if _, err := conn.ExecContext(ctx, t.deriveInsert(" WHERE load_id = $1"), loadID); err != nil {
-		return fmt.Errorf("deriving %s: %w", t.Name, err)
-	}
-	return nil
 }
 
 // DeriveAll replaces the rows of every table of s with a Derive by what it makes of all rows.

@@ -328,12 +328,12 @@ func (db *DB) readOnlyStale(ctx context.Context) (bool, error) {
 		if t.Derive == "" {
 			continue
 		}
-		where, args, err := db.newerLoads(ctx, t)
+		newer, err := db.newerLoads(ctx, t)
 		if err != nil {
 			return false, err
 		}
 		var behind bool
-		if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM ("+t.Derive+")"+where+")", args...).Scan(&behind); err != nil || behind {
+		if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM ("+t.Derive+")"+newer.where+")", newer.args...).Scan(&behind); err != nil || behind {
 			return behind, err
 		}
 	}
@@ -365,46 +365,121 @@ func openError(path string, err error) error {
 	return fmt.Errorf("opening database %s: %w", path, err)
 }
 
-// deriveNewerLoads inserts into each table with a Derive what it makes of the loads newer than the
-// newest it holds rows of (of every row when it holds none: a table just added to a database an
-// older kubesift wrote, whose rows may predate load ids). A load derives its own rows, so those are
-// loads that an older kubesift, which does not know the table, made into the database since this
-// one last loaded: without them the table would lack their rows for good. It returns "TABLE rows for
-// its loads" for each table it added rows to that Open did not just add (Upgraded names those). The
-// scan reads only the row groups of those loads, whose ids are the newest.
+// DeriveNewerLoads inserts into each table with a Derive what it makes of the loads newer than the
+// newest it holds rows of (of every row when it holds none): an ingest calls it once its files are
+// loaded. Over committed rows, in a few statements per ingest: derived by each load inside its own
+// transaction, the rows of the load were scanned again uncommitted (audit_services took 7.2-9.8 s
+// of a 14.3 GB load), and a GROUP BY (endpoint_objects) cost 37 ms a file, a third of a snapshot
+// file's load (BENCHMARKS.md).
+func (db *DB) DeriveNewerLoads(ctx context.Context) error {
+	_, err := db.deriveNewerLoads(ctx)
+	return err
+}
+
+// deriveChunkRows bounds the loads one statement of DeriveNewerLoads derives, by their rows in
+// ingest_files: a GROUP BY whose states are lists (endpoint_objects) cannot spill to disk, and over a
+// week of 15-minute snapshots at once (4M endpoint_addresses rows) it held 763 MiB (BENCHMARKS.md).
+const deriveChunkRows = 1_000_000
+
+// deriveNewerLoads is DeriveNewerLoads. When Open calls it, the loads it finds are those an
+// ingest stopped before deriving (interrupted, or the database full) or those of an older kubesift,
+// which does not know the table (or a table just added to a database an older kubesift wrote,
+// whose rows may predate load ids): without them the table would lack their rows for good. It
+// returns "TABLE rows for its loads" for each table it added rows to that Open did not just add
+// (Upgraded names those). The scans read only the row groups of those loads, whose ids are the
+// newest.
 func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
 	var added []string
 	for _, t := range db.Schema {
 		if t.Derive == "" {
 			continue
 		}
-		where, args, err := db.newerLoads(ctx, t)
+		newest, err := db.newestLoad(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		res, err := db.ExecContext(ctx, t.deriveInsert(where), args...)
+		chunks, err := db.loadChunks(ctx, newest)
 		if err != nil {
-			return nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
+			return nil, err
 		}
-		if n, _ := res.RowsAffected(); n > 0 && !slices.Contains(db.Upgraded, t.Name) {
+		var rows int64
+		for _, c := range chunks {
+			res, err := db.ExecContext(ctx, t.deriveInsert(c.where), c.args...)
+			if err != nil {
+				return nil, fmt.Errorf("filling table %s in %s: %w", t.Name, db.Path, err)
+			}
+			n, _ := res.RowsAffected()
+			rows += n
+		}
+		if rows > 0 && !slices.Contains(db.Upgraded, t.Name) {
 			added = append(added, t.Name+" rows for its loads")
 		}
 	}
 	return added, nil
 }
 
-// newerLoads returns the filter (" WHERE …" over t's Derive, "" for every row) and its arguments
-// that keep the rows of the loads newer than the newest t holds rows of; every row when it holds
-// none.
-func (db *DB) newerLoads(ctx context.Context, t Table) (string, []any, error) {
+// loadFilter keeps some loads' rows: a " WHERE …" over a Derive's columns and its arguments.
+type loadFilter struct {
+	where string
+	args  []any
+}
+
+// newerLoads returns the filter that keeps the rows of the loads newer than the newest t holds
+// rows of; every row (where "") when it holds none.
+func (db *DB) newerLoads(ctx context.Context, t Table) (loadFilter, error) {
+	newest, err := db.newestLoad(ctx, t)
+	if err != nil || !newest.Valid {
+		return loadFilter{}, err
+	}
+	return loadsAfter(newest), nil
+}
+
+// newestLoad returns the newest load t holds rows of; NULL when it holds none.
+func (db *DB) newestLoad(ctx context.Context, t Table) (sql.NullInt64, error) {
 	var newest sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max(load_id) FROM "+t.Name).Scan(&newest); err != nil {
-		return "", nil, fmt.Errorf("reading the newest load of %s in %s: %w", t.Name, db.Path, err)
+		return newest, fmt.Errorf("reading the newest load of %s in %s: %w", t.Name, db.Path, err)
 	}
+	return newest, nil
+}
+
+// loadChunks returns filters that together keep the rows of the loads after newest (every row
+// when it is NULL, those without a load id too), each the loads of about deriveChunkRows rows
+// (ingest_files.rows) in load order, the last open-ended.
+func (db *DB) loadChunks(ctx context.Context, newest sql.NullInt64) ([]loadFilter, error) {
+	var chunks []loadFilter
 	if !newest.Valid {
-		return "", nil, nil
+		chunks = append(chunks, loadFilter{where: " WHERE load_id IS NULL"})
 	}
-	return " WHERE load_id > $1", []any{newest.Int64}, nil
+	after := loadsAfter(newest)
+	rows, err := db.QueryContext(ctx, `SELECT load_id, coalesce("rows", 0) FROM ingest_files`+after.where+` ORDER BY load_id`, after.args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the loads of %s: %w", db.Path, err)
+	}
+	var sum int64
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if sum += n; sum >= deriveChunkRows {
+			chunks = append(chunks, loadFilter{after.where + fmt.Sprintf(" AND load_id <= $%d", len(after.args)+1), append(after.args, id)})
+			after, sum = loadsAfter(sql.NullInt64{Int64: id, Valid: true}), 0
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("reading the loads of %s: %w", db.Path, err)
+	}
+	return append(chunks, after), nil
+}
+
+// loadsAfter keeps the rows of the loads after load id; of every load when it is NULL.
+func loadsAfter(id sql.NullInt64) loadFilter {
+	if !id.Valid {
+		return loadFilter{where: " WHERE load_id IS NOT NULL"}
+	}
+	return loadFilter{" WHERE load_id > $1", []any{id.Int64}}
 }
 
 // createTables creates the schema's tables that the database lacks, adds the columns its tables

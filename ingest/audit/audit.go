@@ -80,9 +80,6 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	if err := takeWarnings(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
-	if err := auditServicesTable.DeriveLoad(ctx, f.Conn, f.LoadID); err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
-	}
 	if err := deriver.finish(ctx, f); err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}

@@ -1,6 +1,6 @@
 // Package audit loads kube-apiserver audit logs (audit.k8s.io/v1 and v1beta1) into
-// audit_events (declared in tables.go) and their Service requests into audit_services, and
-// derives endpoint states from the Endpoints and EndpointSlice bodies in them (endpoints.go) into
+// audit_events (declared in tables.go), from which an ingest copies their Service requests into
+// audit_services once its files are loaded (store.DB.DeriveNewerLoads), and derives endpoint states from the Endpoints and EndpointSlice bodies in them (endpoints.go) into
 // the k8sobj tables.
 //
 // A file's envelope (envelope*.go: JSON lines, EventList lines, pretty-printed documents, and

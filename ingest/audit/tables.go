@@ -111,7 +111,7 @@ var auditServicesTable = store.Table{
 	Evidence:   "audit",
 	TimeColumn: "stage_at",
 	Doc: "One row per audit_events row of a Service (objectRef resource services, any group, subresource, verb, stage or code): the columns the rules read of a Service's history, " +
-		"derived from audit_events as each load's events are loaded (and, when the database is next opened, from the events of a database made before this table, or of loads by an older kubesift), so that a short window does not scan every event for it.",
+		"derived from audit_events once an ingest has loaded its files (and, when the database is next opened, from the events of an ingest that stopped before, of a database made before this table, or of loads by an older kubesift), so that a short window does not scan every event for it.",
 	Columns: []store.Column{
 		{Name: "cluster", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.cluster"},
 		{Name: "namespace", Type: "VARCHAR", Compression: vocabulary, Doc: "audit_events.namespace"},

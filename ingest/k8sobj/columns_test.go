@@ -27,7 +27,9 @@ func recordColumns(t reflect.Type) []string {
 func TestRecordsMatchSchema(t *testing.T) {
 	tables := map[string]store.Table{}
 	for _, tb := range Tables {
-		tables[tb.Name] = tb
+		if tb.Derive == "" { // a derived table's rows are made of the others' (endpoint_objects)
+			tables[tb.Name] = tb
+		}
 	}
 	recs := []Record{EndpointAddress{}, Service{}, Pod{}, PodProbe{}, ObjectAnnotation{}, LeaderLock{}}
 	if len(recs) != len(tables) {

@@ -7,7 +7,8 @@
 // Decode streams its input: JSON Lists are read item by item with a token-wise json.Decoder and
 // YAML one document at a time. Objects it cannot use go to Handler.Bad and decoding goes on. Rows
 // go to Handler.Row as Records for the tables documented in tables.go:
-// endpoint_addresses, services, pods, pod_probes, object_annotations and leader_locks. The caller
+// endpoint_addresses, services, pods, pod_probes, object_annotations and leader_locks; an ingest
+// then derives endpoint_objects from endpoint_addresses (store.DB.DeriveNewerLoads). The caller
 // prepends CallerColumns (captured_at, source, source_file, load_id) to Record.Values() and
 // appends the cluster.
 //

@@ -179,16 +179,54 @@ var leaderLocksTable = store.Table{
 	),
 }
 
+// endpointObjectsTable is endpoint_addresses grouped by load and object. The rules and the
+// timeline follow endpoint states over a window, but two things they need of an object are its
+// history: whether its file is a watch stream (whose observations take their times from the events
+// before them, so that the file is read whole) and, for a deleted EndpointSlice, its Service and
+// addresses. Read from endpoint_addresses they cost a scan of every observation at every window:
+// a week of 15-minute snapshots of 300 Services made all rules over a 15-minute window take twice
+// the time of that window alone (BENCHMARKS.md).
+var endpointObjectsTable = store.Table{
+	Name:       "endpoint_objects",
+	Evidence:   "snapshot",
+	TimeColumn: "captured_at",
+	Doc: "One row per Endpoints or EndpointSlice per load that observed it (endpoint_addresses grouped by load, file and object): whether it was observed more than once, when, its Service and its addresses, " +
+		"derived from endpoint_addresses once an ingest has loaded its files (and, when the database is next opened, from the rows of an ingest that stopped before, of a database made before this table, or of loads by an older kubesift), " +
+		"so that a short window does not scan every observation to tell the watch streams among the snapshot files or to find a deleted slice's Service and addresses.",
+	Columns: []store.Column{
+		{Name: "captured_at", Type: "TIMESTAMPTZ", Doc: "the latest endpoint_addresses.captured_at of the object's rows in the load: retention removes the row with the last of them"},
+		{Name: "source", Type: "VARCHAR", Doc: "endpoint_addresses.source: snapshot or audit"},
+		{Name: "source_file", Type: "VARCHAR", Doc: "endpoint_addresses.source_file"},
+		{Name: "load_id", Type: "BIGINT", Doc: "endpoint_addresses.load_id"},
+		{Name: "kind", Type: "VARCHAR", Doc: "Endpoints or EndpointSlice"},
+		{Name: "namespace", Type: "VARCHAR", Doc: "endpoint_addresses.namespace"},
+		{Name: "name", Type: "VARCHAR", Doc: "endpoint_addresses.name"},
+		{Name: "repeated", Type: "BOOLEAN", Doc: "the load observed the object more than once (two object_seq, else source_line): in a snapshot file, that makes the file a watch stream (kubectl get -w)"},
+		{Name: "first_at", Type: "TIMESTAMPTZ", Doc: "the earliest time of its observations (change_time, else captured_at): a watch stream's observations take their times from these"},
+		{Name: "last_at", Type: "TIMESTAMPTZ", Doc: "the latest time of its observations (change_time, else captured_at)"},
+		{Name: "service", Type: "VARCHAR", Doc: "the Service its observations name (endpoint_addresses.service; the first in order when they name several); NULL when none does"},
+		{Name: "ips", Type: "VARCHAR[]", Doc: "the addresses its observations hold, each once, sorted; empty when none holds one"},
+		store.ClusterColumn,
+	},
+	Derive: `SELECT max(captured_at) AS captured_at, source, source_file, load_id, kind, namespace, name,
+        min(coalesce(object_seq, source_line)) < max(coalesce(object_seq, source_line)) AS repeated,
+        min(coalesce(change_time, captured_at)) AS first_at, max(coalesce(change_time, captured_at)) AS last_at,
+        min(service) FILTER (WHERE service <> '') AS service,
+        list_sort(list_distinct(list(ip))) AS ips,
+        cluster
+    FROM endpoint_addresses
+    GROUP BY source, source_file, load_id, kind, namespace, name, cluster`,
+}
+
 // Tables lists the tables fed by ingest/k8sobj, in documentation order; the audit Loader writes
 // them too.
-var Tables = observations(
-	endpointAddressesTable,
+var Tables = slices.Concat(observations(endpointAddressesTable), []store.Table{endpointObjectsTable}, observations(
 	servicesTable,
 	podsTable,
 	podProbesTable,
 	objectAnnotationsTable,
 	leaderLocksTable,
-)
+))
 
 // provenanceColumns say where a row came from rather than what it records; two rows that differ
 // only there describe the same observation (the same snapshot saved as JSON and as YAML).
