@@ -2,41 +2,89 @@ package analyze
 
 import (
 	"context"
+	"database/sql"
 	"testing"
+	"time"
+
+	"github.com/kubesift/kubesift/ingest"
 )
 
-// TestAddressStatesReadTheirWatchFiles: ks_address_states and ks_endpoint_observations take the
-// snapshot files that are watch streams from the table their watch_files argument names
-// (endpoint-flapping's stage), and decide them over endpoint_addresses (ks_endpoint_watch_files)
-// when told none: a file observing one object twice is a watch stream by default, and plain
-// snapshots when the table named leaves it out.
-func TestAddressStatesReadTheirWatchFiles(t *testing.T) {
+// deriveTables fills the tables derived from others (endpoint_objects, audit_services) from the
+// rows a test inserted, as an ingest does once its files are loaded.
+func deriveTables(t *testing.T, conn *sql.Conn) {
+	t.Helper()
+	if err := ingest.Schema().DeriveAll(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAddressStatesTellWatchFiles: ks_address_states and ks_endpoint_observations take a
+// snapshot file that observes one object twice for a watch stream (ordered by its positions, timed
+// by the events before), and one that observes it once for a plain snapshot.
+func TestAddressStatesTellWatchFiles(t *testing.T) {
 	ctx := context.Background()
 	conn := macrosConn(t)
-	for _, stmt := range []string{
-		`INSERT INTO endpoint_addresses (captured_at, source, source_file, source_line, object_seq, kind, namespace, name, ip, ready, cluster)
-		 SELECT TIMESTAMPTZ '2026-11-01 00:00:00+00' + seq * INTERVAL 1 MINUTE, 'snapshot', 'w.json', seq, seq, 'Endpoints', 'shop', 'cart',
-		        '10.0.0.1', seq = 1, ''
-		 FROM range(1, 3) r(seq)`,
-		`CREATE TEMP TABLE no_watch_files (source VARCHAR, source_file VARCHAR)`,
-	} {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := conn.ExecContext(ctx, `
+		INSERT INTO endpoint_addresses (captured_at, source, source_file, load_id, source_line, object_seq, kind, namespace, name, ip, ready, deleted, cluster)
+		SELECT TIMESTAMPTZ '2026-11-01 00:00:00+00' + seq * INTERVAL 1 MINUTE, 'snapshot', f.name, f.load, seq, seq, 'Endpoints', 'shop', 'cart',
+		       '10.0.0.1', seq = 1, false, ''
+		FROM (VALUES ('w.json', 1, 2), ('s.json', 2, 1)) f(name, load, observations), range(1, f.observations + 1) r(seq)`); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range []struct{ query, want string }{
-		{`SELECT string_agg(DISTINCT stream, ',') FROM ks_address_states(NULL, NULL, dense := false)`, "watch w.json"},
-		{`SELECT string_agg(DISTINCT stream, ',') FROM ks_address_states(NULL, NULL, dense := false, watch_files := 'no_watch_files')`, "snapshots"},
-		{`SELECT string_agg(DISTINCT stream, ',') FROM ks_endpoint_observations()`, "watch w.json"},
-		{`SELECT string_agg(DISTINCT stream, ',') FROM ks_endpoint_observations(watch_files := 'no_watch_files')`, "snapshots"},
+	deriveTables(t, conn)
+	for _, query := range []string{
+		`SELECT string_agg(DISTINCT source_file || '=' || stream, ',' ORDER BY source_file || '=' || stream) FROM ks_address_states(NULL, NULL, dense := false)`,
+		`SELECT string_agg(DISTINCT source_file || '=' || stream, ',' ORDER BY source_file || '=' || stream) FROM ks_endpoint_observations()`,
 	} {
 		var got string
-		if err := conn.QueryRowContext(ctx, c.query).Scan(&got); err != nil {
-			t.Fatalf("%s: %v", c.query, err)
+		if err := conn.QueryRowContext(ctx, query).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", query, err)
 		}
-		if got != c.want {
-			t.Errorf("%s: streams %q, want %q", c.query, got, c.want)
+		if want := "s.json=snapshots,w.json=watch w.json"; got != want {
+			t.Errorf("%s: streams %q, want %q", query, got, want)
 		}
+	}
+}
+
+// TestFlappingReadsOnlyTheWindowsWatchFiles: a watch stream's observations are timed by the events
+// before them in the file, so that its rows cannot be filtered by time; endpoint-flapping reads
+// those of the watch files whose observations reach into the window, not of every watch file. 48
+// hourly watch files (each its own load, 50 observations of one Endpoints with 20 addresses, the
+// first of them flapping): the window of the last hour finds the flapping address, and the scans
+// of endpoint_addresses hand on that file's rows only (once for the watch files, once for the
+// plain snapshots and audit writes captured in the window, which the file's capture time falls
+// in; all the files would be 48 times as many).
+func TestFlappingReadsOnlyTheWindowsWatchFiles(t *testing.T) {
+	ctx := context.Background()
+	conn := macrosConn(t)
+	first := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const files, observations, addresses = 48, 50, 20
+	_, err := conn.ExecContext(ctx, `
+		INSERT INTO endpoint_addresses BY NAME
+		SELECT $1::TIMESTAMPTZ + to_hours(f) + to_minutes(59) AS captured_at, 'snapshot' AS source,
+		       'watch-' || f || '.json' AS source_file, f + 1 AS load_id, o AS source_line, o AS object_seq,
+		       $1::TIMESTAMPTZ + to_hours(f) + to_minutes(o) AS change_time,
+		       'Endpoints' AS kind, 'shop' AS namespace, 'cart' AS name, 'cart' AS service,
+		       '10.0.0.' || a AS ip, a > 0 OR o % 2 = 0 AS ready, 'cart-' || a AS pod, false AS deleted, '' AS cluster
+		FROM range($2) fs(f), range(1, $3 + 1) os(o), range($4) ads(a)`, first, files, observations, addresses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deriveTables(t, conn)
+	r := builtinRule(t, "endpoint-flapping")
+	since, until := first.Add((files-1)*time.Hour), first.Add(files*time.Hour)
+	args := pieceArgs(r, Args(r, Options{Since: &since, Until: &until}), 0, 1)
+	var findings int64
+	var subject string
+	if err := conn.QueryRowContext(ctx, "SELECT count(*), coalesce(any_value(subject), '') FROM ("+r.SQL+")", args...).Scan(&findings, &subject); err != nil {
+		t.Fatal(err)
+	}
+	if findings != 1 || subject != "10.0.0.0 (cart-0)" {
+		t.Errorf("%d findings (%q), want 1 of 10.0.0.0 (cart-0)", findings, subject)
+	}
+	perFile := int64(observations * addresses)
+	if read := scannedRows(t, conn, r.SQL, args, "endpoint_addresses"); read > 2*perFile {
+		t.Errorf("the scans of endpoint_addresses handed on %d rows, want at most %d (the window's watch file, twice)", read, 2*perFile)
 	}
 }
 

@@ -17,8 +17,7 @@ WITH
 -- ever seen × every observation of its Service
 states AS (
     SELECT *, hash(cluster, stream, kind, namespace, obj, ip) AS addr_key
-    FROM ks_address_states($since, $until, dense := false, piece := $piece, pieces := $pieces,
-                           watch_files := 'stage_endpoint_watch_files')
+    FROM ks_address_states($since, $until, dense := false, piece := $piece, pieces := $pieces)
 ),
 -- each address's states in order (pos), the first point at which it is not absent, and the state before: three window
 -- functions over one sort (a point holds one state of an address: the macro's rows are unique per address and point,

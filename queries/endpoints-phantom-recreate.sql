@@ -20,13 +20,6 @@
 -- themselves; joins match on equalities only (kind included), so that they hash instead of looping. Every join and
 -- partition includes the cluster: two clusters' objects of the same name never meet.
 WITH
--- Service of each EndpointSlice name ever observed (snapshots, watch streams, audit bodies)
-slice_service AS (
-    SELECT coalesce(cluster, '') AS cluster, kind, namespace, name, min(service) AS service
-    FROM endpoint_addresses
-    WHERE kind = 'EndpointSlice' AND coalesce(service, '') <> ''
-    GROUP BY ALL
-),
 -- successful deletes and creates of Endpoints and EndpointSlices, one row per request
 ep_writes AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.audit_id, a.verb,
@@ -56,20 +49,26 @@ ep_writes AS (
       AND a.namespace IS NOT NULL
       AND a.stage_at >= ks_window_start($since) AND a.stage_at <= ks_window_end($until)
 ),
--- addresses ever observed in each EndpointSlice (snapshots, watch streams, audit bodies)
-slice_addrs AS (
-    SELECT coalesce(cluster, '') AS cluster, kind, namespace, name, list(DISTINCT ip) AS addrs
-    FROM endpoint_addresses
-    WHERE kind = 'EndpointSlice' AND ip IS NOT NULL
+-- the Service and the addresses of each EndpointSlice the window's writes name, from every observation of it
+-- (snapshots, watch streams, audit bodies) in endpoint_objects (a row per load and slice): read from
+-- endpoint_addresses (a row per observed address) for every slice, each window scanned every observation of every
+-- slice, and beside a week of 15-minute snapshots the rule took 5 times as long as over the window alone
+-- (BENCHMARKS.md)
+slice_history AS (
+    SELECT coalesce(o.cluster, '') AS cluster, o.kind, o.namespace, o.name, min(o.service) AS service,
+           list_distinct(flatten(list(o.ips))) AS addrs
+    FROM endpoint_objects o
+    SEMI JOIN ep_writes w ON w.cluster = coalesce(o.cluster, '') AND w.kind = o.kind AND w.namespace = o.namespace
+                         AND w.obj_name = o.name
+    WHERE o.kind = 'EndpointSlice'
     GROUP BY ALL
 ),
 ep_keyed AS (
     SELECT w.*,
            CASE WHEN w.kind = 'Endpoints' THEN w.obj_name ELSE coalesce(w.body_service, s.service) END AS service,
-           CASE WHEN len(w.body_addrs) > 0 THEN w.body_addrs ELSE sa.addrs END AS addrs
+           CASE WHEN len(w.body_addrs) > 0 THEN w.body_addrs ELSE s.addrs END AS addrs
     FROM ep_writes w
-    LEFT JOIN slice_service s ON s.cluster = w.cluster AND s.kind = w.kind AND s.namespace = w.namespace AND s.name = w.obj_name
-    LEFT JOIN slice_addrs sa ON sa.cluster = w.cluster AND sa.kind = w.kind AND sa.namespace = w.namespace AND sa.name = w.obj_name
+    LEFT JOIN slice_history s ON s.cluster = w.cluster AND s.kind = w.kind AND s.namespace = w.namespace AND s.name = w.obj_name
 ),
 dels AS (SELECT * FROM ep_keyed WHERE verb = 'delete' AND service IS NOT NULL),
 creates AS (SELECT * FROM ep_keyed WHERE verb = 'create' AND service IS NOT NULL),
@@ -150,10 +149,10 @@ svc_needed AS (
     FROM snap_seq
     WHERE prev_uid IS NOT NULL AND uid <> prev_uid
 ),
--- what is known about each of those Services over time. A Service's state is history, so its audit records are read
--- from the start of the log: from audit_services, the Service requests of audit_events, whose scan grows with them
--- instead of with every event; without any cycle or uid change (the common case) the semi join's build side is empty
--- and the scan stops at once.
+-- what is known about each of those Services over time. A Service's state is history, so its audit records and
+-- snapshots are read from the start: from audit_services, the Service requests of audit_events, whose scan grows with
+-- them instead of with every event; without any cycle or uid change (the common case) the semi joins' build side is
+-- empty and the scans stop at once, and otherwise only those Services' records are sorted for the as-of joins below.
 svc_events AS (
     SELECT coalesce(a.cluster, '') AS cluster, a.namespace, a.name,
            CASE a.verb WHEN 'delete' THEN a.received_at ELSE a.stage_at END AS at,
@@ -173,11 +172,13 @@ svc_events AS (
            CASE WHEN coalesce(s.deleted, false) THEN 'delete' ELSE 'seen' END,
            s.uid, s.source || ' ' || s.source_file
     FROM services s
+    SEMI JOIN svc_needed n ON n.cluster = coalesce(s.cluster, '') AND n.namespace = s.namespace AND n.name = s.name
     WHERE s.captured_at IS NOT NULL
     UNION ALL
     SELECT DISTINCT coalesce(s.cluster, ''), s.namespace, s.name, s.creation_timestamp + INTERVAL 1 SECOND, 'created', s.uid,
            'creationTimestamp ' || ks_time_s(s.creation_timestamp)
     FROM services s
+    SEMI JOIN svc_needed n ON n.cluster = coalesce(s.cluster, '') AND n.namespace = s.namespace AND n.name = s.name
     WHERE s.creation_timestamp IS NOT NULL AND NOT coalesce(s.deleted, false)
 ),
 cycles_joined AS (

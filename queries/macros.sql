@@ -74,33 +74,37 @@ CREATE OR REPLACE TEMP MACRO ks_election_lease(namespace, name) AS
     namespace <> 'kube-node-lease' AND NOT (namespace = 'kube-system' AND name LIKE 'apiserver-%');
 
 -- ks_endpoint_watch_files: the snapshot files that are watch streams (kubectl get -w: a file holding several
--- observations of one object), decided over all their rows. A view, since ks_endpoint_observations reads the watch
--- files from a table or view named by its watch_files argument (this one unless told another): endpoint-flapping
--- stages these rows once for all its pieces (stages/endpoint-flapping-watch-files.sql), where deciding again in each
--- piece grew with the square of the snapshot rows (3.84M snapshot rows in 12 pieces: 13.8-14.3 s instead of
--- 16.9-18.5 s, BENCHMARKS.md).
+-- observations of one object), each load of one, with the first and last time of its observations. Decided over
+-- endpoint_objects, a row per load and object, not over every observation in endpoint_addresses, which every window
+-- read whole: all rules over a 15-minute window beside a week of 15-minute snapshots took twice the time of the window
+-- alone (BENCHMARKS.md). Per file and load (a file loaded twice, changed in between, is two streams), and cluster (a
+-- dataset holds the loads of many databases).
 CREATE OR REPLACE TEMP VIEW ks_endpoint_watch_files AS
-SELECT DISTINCT source, source_file
-FROM endpoint_addresses
+SELECT source, coalesce(cluster, '') AS cluster, source_file, load_id, min(first_at) AS first_at, max(last_at) AS last_at
+FROM endpoint_objects
 WHERE source = 'snapshot'
-GROUP BY source, source_file, kind, namespace, name
-HAVING count(DISTINCT coalesce(object_seq, source_line)) > 1;
+GROUP BY ALL
+HAVING bool_or(repeated);
 
--- ks_endpoint_observations(watch_files := 'ks_endpoint_watch_files'): the addresses of every observation of an
--- Endpoints or EndpointSlice (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it
--- was seen: 'audit', 'watch FILE' (a file of watch_files, is_watch) or 'snapshots' (plain snapshots, ordered by capture
--- time). Streams are never mixed, and neither are clusters (cluster: "" when unknown).
--- Shared by endpoint-flapping and the timeline.
-CREATE OR REPLACE TEMP MACRO ks_endpoint_observations(watch_files := 'ks_endpoint_watch_files') AS TABLE
+-- ks_endpoint_observations(): the addresses of every observation of an Endpoints or EndpointSlice
+-- (endpoint_addresses), with svc, the Service the object belongs to, and stream, where it was seen: 'audit',
+-- 'watch FILE' (a load of ks_endpoint_watch_files, is_watch, with its first and last time: watch_first_at,
+-- watch_last_at) or 'snapshots' (plain snapshots, ordered by capture time). Streams are never mixed, and neither are
+-- clusters (cluster: "" when unknown). Shared by endpoint-flapping and the timeline.
+CREATE OR REPLACE TEMP MACRO ks_endpoint_observations() AS TABLE
 SELECT e.* REPLACE (coalesce(e.cluster, '') AS cluster),
        coalesce(e.service, e.name) AS svc,
        CASE WHEN e.source = 'audit' THEN 'audit'
             WHEN wf.source_file IS NOT NULL THEN 'watch ' || e.source_file
             ELSE 'snapshots' END AS stream,
-       (wf.source_file IS NOT NULL) AS is_watch
+       (wf.source_file IS NOT NULL) AS is_watch,
+       wf.first_at AS watch_first_at, wf.last_at AS watch_last_at
 FROM endpoint_addresses e
--- equalities only, so that it hashes instead of looping
-LEFT JOIN query_table(watch_files) wf ON wf.source = e.source AND wf.source_file = e.source_file;
+-- equalities only, so that it hashes instead of looping (a load id is NULL only in rows not loaded by an ingest: rule
+-- tests)
+LEFT JOIN ks_endpoint_watch_files wf
+  ON wf.source = e.source AND wf.cluster = coalesce(e.cluster, '') AND wf.source_file = e.source_file
+ AND wf.load_id IS NOT DISTINCT FROM e.load_id;
 
 -- ks_address_states(since, until, dense := true): per cluster, stream, Service and address, its state at each
 -- observation point of the Service within the window: ready / terminating / notReady / absent, the Service's
@@ -114,15 +118,14 @@ LEFT JOIN query_table(watch_files) wf ON wf.source = e.source AND wf.source_file
 -- present at any (so that it still counts among the Service's addresses); as many rows as the observations hold
 -- addresses. Both give the same changes of state at the same points, but for an address's absence before it first
 -- appears, which only dense shows. piece of pieces (from 0; see ks_hash_in_piece) keeps only the Services (cluster,
--- namespace, Service) that hash to it, each with all its objects: endpoint-flapping runs in such pieces. watch_files
--- is ks_endpoint_observations'.
-CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true, piece := 0, pieces := 1,
-                                               watch_files := 'ks_endpoint_watch_files') AS TABLE
+-- namespace, Service) that hash to it, each with all its objects: endpoint-flapping runs in such pieces.
+CREATE OR REPLACE TEMP MACRO ks_address_states(since, until, dense := true, piece := 0, pieces := 1) AS TABLE
 WITH
 -- the observations that may fall in the window: a plain snapshot's or an audit write's time is its capture time, so
 -- those outside the window are left out before anything is grouped or ordered (a short window of a long database reads
 -- its own observations, not all of them); a watch file's times come from the events before in the file, so its
--- observations are all read
+-- observations are all read, but only of the watch loads whose observations span a time in the window (a time is the
+-- latest of those before, so none lies before the load's first or after its last)
 -- (obs_key and svc_id: the observation's key and the stream's Service (cluster, stream, namespace, svc) as one number
 -- each, hashes of their columns, by which they are grouped and joined below: two of a million share one with a chance
 -- of about 3 in 100 million. Joined on the eight columns of an observation, endpoint-flapping took 3.46-3.54 s instead
@@ -134,11 +137,11 @@ r0 AS (
            hash(cluster, stream, namespace, svc) AS svc_id
     FROM (
         -- two scans, not one under (is_watch OR …): only alone do the window's bounds filter the scan itself
-        SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
+        SELECT * FROM ks_endpoint_observations()
         WHERE NOT is_watch AND captured_at >= ks_window_start(since) AND captured_at <= ks_window_end(until)
         UNION ALL
-        SELECT * FROM ks_endpoint_observations(watch_files := watch_files)
-        WHERE is_watch
+        SELECT * FROM ks_endpoint_observations()
+        WHERE is_watch AND watch_last_at >= ks_window_start(since) AND watch_first_at <= ks_window_end(until)
     )
     WHERE CAST(pieces AS BIGINT) = 1 OR ks_hash_in_piece(hash(cluster, coalesce(namespace, ''), svc), piece, pieces)
 ),
