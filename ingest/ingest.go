@@ -96,6 +96,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 	var errs []error
 	var uncached int64  // bytes read since the cache was last released
 	var cachedLoad bool // a file was loaded since then
+	var stopped bool    // the database took no more writes
 	for i, f := range files {
 		if ctx.Err() != nil {
 			errs = append(errs, ctx.Err())
@@ -133,14 +134,17 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 		results = append(results, r)
 		in.logResult(r)
 		if stop { // the rest would fail the same way, each with the same error
+			stopped = true
 			if rest := len(files) - i - 1; rest > 0 {
 				errs = append(errs, fmt.Errorf("the database takes no more writes: %s after %s not tried", load.Plural(rest, "input"), r.Path))
 			}
 			break
 		}
 	}
-	if err := in.db.DeriveNewerLoads(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("deriving the tables derived from the loaded rows (the next open derives them): %w", err))
+	if ctx.Err() == nil && !stopped { // else the next open derives them
+		if err := in.db.DeriveNewerLoads(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("deriving the tables derived from the loaded rows (the next open derives them): %w", err))
+		}
 	}
 	if cachedLoad {
 		if err := in.db.ReleaseCache(ctx); err != nil {

@@ -77,8 +77,8 @@ CREATE OR REPLACE TEMP MACRO ks_election_lease(namespace, name) AS
 -- observations of one object), each load of one, with the first and last time of its observations. Decided over
 -- endpoint_objects, a row per load and object, not over every observation in endpoint_addresses, which every window
 -- read whole: all rules over a 15-minute window beside a week of 15-minute snapshots took twice the time of the window
--- alone (BENCHMARKS.md). Per file and load (a file loaded twice, changed in between, is two streams), and cluster (a
--- dataset holds the loads of many databases).
+-- alone (BENCHMARKS.md). Per load (each load of a file is judged by its own observations) and cluster (a dataset
+-- holds the loads of many databases).
 CREATE OR REPLACE TEMP VIEW ks_endpoint_watch_files AS
 SELECT source, coalesce(cluster, '') AS cluster, source_file, load_id, min(first_at) AS first_at, max(last_at) AS last_at
 FROM endpoint_objects

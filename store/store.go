@@ -464,7 +464,7 @@ func (db *DB) loadChunks(ctx context.Context, newest sql.NullInt64) ([]loadFilte
 			return nil, err
 		}
 		if sum += n; sum >= deriveChunkRows {
-			chunks = append(chunks, loadFilter{after.where + fmt.Sprintf(" AND load_id <= $%d", len(after.args)+1), append(after.args, id)})
+			chunks = append(chunks, loadFilter{after.where + fmt.Sprintf(" AND load_id <= $%d", len(after.args)+1), append(slices.Clone(after.args), id)})
 			after, sum = loadsAfter(sql.NullInt64{Int64: id, Valid: true}), 0
 		}
 	}
