@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
 )
 
@@ -41,9 +40,7 @@ func TestPhantomRecreateReadsServiceHistoryOnlyWhenNeeded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := ingest.Schema().DeriveAll(ctx, conn); err != nil { // audit_services, as a load derives it
-		t.Fatal(err)
-	}
+	deriveTables(t, conn)
 	r := builtinRule(t, "endpoints-phantom-recreate")
 	for _, tc := range []struct {
 		name         string
