@@ -125,8 +125,8 @@ func TestCompressedFormats(t *testing.T) {
 	}
 }
 
-// TestNoDuplicates: the same file twice, the same content under another name, and rotated
-// files that overlap add each event once.
+// TestNoDuplicates: the same file twice, the same content under another name, rotated files
+// that overlap, and a file that holds events twice add each event once.
 func TestNoDuplicates(t *testing.T) {
 	src := readFile(t, "../samples/real-lab/audit.log")
 	dir := t.TempDir()
@@ -157,6 +157,20 @@ func TestNoDuplicates(t *testing.T) {
 	}
 	if res[4].Rows != 0 || res[4].Duplicates != 110 {
 		t.Errorf("concatenated copies: %+v, want 0 rows and 110 duplicates", res[4])
+	}
+
+	// the same copies as the first load of a database: the second copy of each event is a
+	// duplicate inside the load, not of an earlier one
+	first := openTestDB(t)
+	res = ingestFiles(t, first, Options{}, dupInside)
+	if res[0].Rows != 60 || res[0].Duplicates != 50 {
+		t.Errorf("concatenated copies as the first load: %+v, want 60 rows and 50 duplicates", res[0])
+	}
+	if n := queryInt(t, first, "SELECT count(*) FROM (SELECT audit_id, stage FROM audit_events GROUP BY ALL HAVING count(*) > 1)"); n != 0 {
+		t.Errorf("concatenated copies as the first load: %d duplicated keys", n)
+	}
+	if n := queryInt(t, first, "SELECT count(*) FROM audit_events WHERE source_line > 50"); n != 10 {
+		t.Errorf("concatenated copies as the first load: %d rows from the second copy, want its last 10 (the first copy of each is kept)", n)
 	}
 }
 
