@@ -157,3 +157,27 @@ func queryInts(t *testing.T, db *store.DB, q string, args ...any) []int64 {
 	}
 	return out
 }
+
+// lastProgress keeps what a progress display was last told.
+type lastProgress struct {
+	name         string
+	bytes, lines int64
+}
+
+func (p *lastProgress) Begin(name string, _ int64)    { p.name = name }
+func (p *lastProgress) Update(diskBytes, lines int64) { p.bytes, p.lines = diskBytes, lines }
+func (p *lastProgress) End()                          {}
+
+// TestProgressCountsTheLines: a progress display is last told every line and byte of the file.
+func TestProgressCountsTheLines(t *testing.T) {
+	path := "testdata/audit-v1.good.log"
+	text := readFile(t, path)
+	var p lastProgress
+	res := ingestFiles(t, openTestDB(t), Options{Progress: &p}, path)
+	if p.name != path || p.lines != int64(bytes.Count(text, []byte("\n"))) || p.bytes != int64(len(text)) {
+		t.Errorf("progress of %s: %+v, want %d lines and %d bytes", path, p, bytes.Count(text, []byte("\n")), len(text))
+	}
+	if res[0].Rows == 0 {
+		t.Errorf("result %+v, want its events loaded", res[0])
+	}
+}
