@@ -68,6 +68,64 @@ func TestPhantomRecreateReadsServiceHistoryOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
+// TestPhantomRecreateReadsOldServiceSnapshotsOnlyWhenNeeded: endpoints-phantom-recreate reads a
+// needed Service's snapshots from an hour before the window, and all of them only when none with
+// a uid lies in that hour, so that a window beside a long history of snapshots does not read
+// every snapshot of every Service. Three days of hourly snapshots of 100 Services, Endpoints of
+// five of them deleted and recreated in the window; one of the five (web-3) was last snapshotted
+// eleven hours before. Every cycle knows its Service, web-3's from its older snapshots.
+func TestPhantomRecreateReadsOldServiceSnapshotsOnlyWhenNeeded(t *testing.T) {
+	ctx := context.Background()
+	conn := macrosConn(t)
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, insert := range []string{`
+		INSERT INTO services BY NAME
+		SELECT $1::TIMESTAMPTZ - INTERVAL 2 DAY + to_microseconds(h * 3600000000) AS captured_at, 'snapshot' AS source,
+		       'snap-' || h || '.json' AS source_file, h + 1 AS load_id, false AS deleted, 'ns' AS namespace,
+		       'web-' || s AS name, 'uid-web-' || s AS uid, '' AS cluster
+		FROM range(71) r(h), range(100) v(s)
+		WHERE s <> 3 OR h <= 60`, `
+		INSERT INTO audit_events BY NAME
+		SELECT 'ep-' || i || '-' || verb AS audit_id, 'ResponseComplete' AS stage, verb, 'endpoints' AS resource,
+		       'ns' AS namespace, 'web-' || i AS name, 200 AS code,
+		       CASE verb WHEN 'delete' THEN 'rewinder' ELSE 'system:serviceaccount:kube-system:my-endpoints-controller' END AS username,
+		       $1::TIMESTAMPTZ + INTERVAL 23 HOUR + to_microseconds(i * 1000000 + CASE verb WHEN 'delete' THEN 0 ELSE 500000 END) AS received_at,
+		       $1::TIMESTAMPTZ + INTERVAL 23 HOUR + to_microseconds(i * 1000000 + CASE verb WHEN 'delete' THEN 1000 ELSE 501000 END) AS stage_at
+		FROM range(5) r(i), (VALUES ('delete'), ('create')) v(verb)`} {
+		if _, err := conn.ExecContext(ctx, insert, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deriveTables(t, conn)
+	r := builtinRule(t, "endpoints-phantom-recreate")
+	since, until := day.Add(23*time.Hour), day.Add(23*time.Hour+15*time.Minute)
+	args := pieceArgs(r, Args(r, Options{Since: &since, Until: &until}), 0, 1)
+	rows, err := conn.QueryContext(ctx, "SELECT name, facts.service_uid FROM ("+r.SQL+") ORDER BY name", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var name, uid string
+		if err := rows.Scan(&name, &uid); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name+" "+uid)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "web-0 uid-web-0, web-1 uid-web-1, web-2 uid-web-2, web-3 uid-web-3, web-4 uid-web-4"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("findings %v, want %s (each Service known from its snapshots)", got, want)
+	}
+	// at most the one snapshot of the Services in the hour before the window (100; the scan hands
+	// on those its filters keep), and web-3's 61 older ones
+	if read := scannedRows(t, conn, r.SQL, args, "services"); read > 100+61 {
+		t.Errorf("the scans of services handed on %d snapshots, want at most %d (of %d)", read, 100+61, 71*100-10)
+	}
+}
+
 // scannedRows runs query under EXPLAIN ANALYZE and returns the rows that its scans of table
 // handed on (after the filters the scans apply themselves).
 func scannedRows(t *testing.T, conn *sql.Conn, query string, args []any, table string) int64 {
