@@ -25,6 +25,15 @@ import (
 
 const rowBatchSize = 64 << 10
 
+// heldBatchRows is the size of a held batch (Hold), a row group: a held batch goes to a spill file
+// as soon as it is full, so its size is only the memory its builders take, and while an audit log
+// loads they share the Go heap's soft limit (cli's loadingGoMemoryLimit) with the events in
+// flight. In batches of rowBatchSize rows, the endpoint states of 14.3 GB of the recordings (783k
+// rows) held about 25 MB of builders, which kept the heap at that limit: the garbage collector ran
+// 15-20 times a second instead of about 8, and the load took 4.3-5.3M page faults instead of 3.7M, in
+// 132.8-136.7 s against 109.2-113.9 s (BENCHMARKS.md).
+const heldBatchRows = store.RowGroupRows
+
 // Writer appends rows to kubesift tables on the load's connection, so the rows belong to
 // the file's transaction. Rows are gathered into Arrow batches of 64Ki rows and each batch is
 // inserted with one statement, which is an order of magnitude faster than appending values
@@ -141,7 +150,7 @@ func (w *Writer) Append(table string, values ...any) error {
 	}
 	tb.rows++
 	w.counts[table]++
-	if tb.rows >= rowBatchSize {
+	if tb.rows >= rowBatchSize || (w.holding && tb.rows >= heldBatchRows) {
 		return w.flush(tb)
 	}
 	return nil

@@ -213,6 +213,9 @@ func TestWriterHoldSpillsToDisk(t *testing.T) {
 	if len(spilled) != 1 {
 		t.Errorf("spill files for seq while held: %v", spilled)
 	}
+	if held, _ := filepath.Glob(filepath.Join(dir, "kubesift-held-all_types-*.arrow")); len(held) != 0 {
+		t.Errorf("spill files for all_types before its first batch is full: %v", held)
+	}
 	var inserted int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM seq").Scan(&inserted); err != nil || inserted != 0 {
 		t.Errorf("%d rows inserted while held (%v)", inserted, err)
@@ -228,6 +231,40 @@ func TestWriterHoldSpillsToDisk(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("spill files left after Close: %v", left)
 	}
+}
+
+// TestWriterHoldsBatchesOfARowGroup: a held batch goes to its spill file once it holds a row
+// group, not rowBatchSize rows, so that the builders of rows produced beside an audit log's load
+// stay small on the Go heap.
+func TestWriterHoldsBatchesOfARowGroup(t *testing.T) {
+	ctx := context.Background()
+	db, conn := openConn(t, seq)
+	dir := filepath.Join(t.TempDir(), "spill")
+	w := New(ctx, conn, []store.Table{seq})
+	w.Hold(dir)
+	spilled := func() int64 {
+		files, _ := filepath.Glob(filepath.Join(dir, "kubesift-held-seq-*.arrow"))
+		if len(files) == 0 {
+			return 0
+		}
+		info, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	appendSeq(t, w, 0, store.RowGroupRows-1, 3)
+	if size := spilled(); size != 0 {
+		t.Errorf("%d bytes spilled before a row group was held", size)
+	}
+	appendSeq(t, w, store.RowGroupRows-1, 1, 3)
+	if size := spilled(); size == 0 {
+		t.Errorf("nothing spilled once a row group was held")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkSeq(t, db, store.RowGroupRows, 3)
 }
 
 // loadDeduped appends rows (each made a row of table by values) as load id, and returns the
