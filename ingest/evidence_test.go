@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -135,5 +136,58 @@ func TestClusterPerDir(t *testing.T) {
 	}
 	if queryInt(t, db, "SELECT count(*) FROM audit_events WHERE source_file LIKE '%loose.log'") == 0 || queryInt(t, db, "SELECT count(*) FROM conntrack_entries WHERE cluster = 'y'") == 0 {
 		t.Error("the loose audit log or the conntrack capture loaded nothing")
+	}
+}
+
+// TestEndpointStatesOnlyOfKeptEvents: the endpoint states of an event that does not become an
+// audit_events row go with it, whether it repeats an event of the same load or DuckDB rejects it
+// (an Endpoints write without "kind", which the deriver takes); a load with neither keeps every
+// state.
+func TestEndpointStatesOnlyOfKeptEvents(t *testing.T) {
+	src := readFile(t, "../samples/flapping/audit.log")
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	const write = 804 // an update of shop/cart's Endpoints, with its body
+	if !bytes.Contains(lines[write-1], []byte(`"resource":"endpoints"`)) || !bytes.Contains(lines[write-1], []byte(`"verb":"update"`)) {
+		t.Fatalf("line %d is not an update of Endpoints", write)
+	}
+	dir := t.TempDir()
+	twice := filepath.Join(dir, "twice.log")
+	os.WriteFile(twice, append(slices.Clone(src), src...), 0o644)
+	kindless := filepath.Join(dir, "kindless.log")
+	os.WriteFile(kindless, slices.Concat(bytes.Join(lines[:write-1], nil),
+		bytes.Replace(lines[write-1], []byte(`"kind":"Event",`), nil, 1), bytes.Join(lines[write:], nil)), 0o644)
+
+	once := openTestDB(t)
+	ingestFiles(t, once, Options{}, "../samples/flapping/audit.log")
+	want := queryInt(t, once, "SELECT count(*) FROM endpoint_addresses WHERE source = 'audit'")
+	atWrite := queryInt(t, once, "SELECT count(*) FROM endpoint_addresses WHERE source = 'audit' AND source_line = $1", write)
+	if want == 0 || atWrite == 0 {
+		t.Fatalf("the recording gave %d endpoint rows, %d of them from line %d", want, atWrite, write)
+	}
+	orphans := "SELECT count(*) FROM endpoint_addresses d WHERE source = 'audit' AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = d.load_id AND a.source_line = d.source_line)"
+
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, twice)
+	if res[0].Duplicates != int64(len(lines)) {
+		t.Fatalf("the recording twice in one file: %+v, want %d duplicates", res[0], len(lines))
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses WHERE source = 'audit'"); n != want {
+		t.Errorf("the recording twice in one file: %d endpoint rows, want %d as from one copy", n, want)
+	}
+	if n := queryInt(t, db, orphans); n != 0 {
+		t.Errorf("the recording twice in one file: %d endpoint rows of events not kept", n)
+	}
+
+	db = openTestDB(t)
+	res = ingestFiles(t, db, Options{}, kindless)
+	if res[0].Rejected != 1 {
+		t.Fatalf("an event without kind: %+v, want it rejected", res[0])
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM endpoint_addresses WHERE source = 'audit'"); n != want-atWrite {
+		t.Errorf("an event without kind: %d endpoint rows, want %d (none from line %d)", n, want-atWrite, write)
+	}
+	if n := queryInt(t, db, orphans); n != 0 {
+		t.Errorf("an event without kind: %d endpoint rows of events not kept", n)
 	}
 }

@@ -210,18 +210,23 @@ func (c *collectedRows) Bad(line int, offset int64, reason, excerpt string) {
 }
 
 // finish inserts the held rows once the events are loaded, drops the rows of events that did
-// not become audit_events rows (rejected, or duplicates of loaded events), and the rows an
-// earlier load already has. Bodies that gave no endpoint states go to ingest_errors under the
-// endpoints kind, with a note: their events were loaded.
-func (d *endpointDeriver) finish(ctx context.Context, f *load.File) error {
+// not become audit_events rows (rejected, or duplicates of loaded events: removed says settle
+// deleted some of the load's rows), and the rows an earlier load already has. Bodies that gave no
+// endpoint states go to ingest_errors under the endpoints kind, with a note: their events were
+// loaded.
+func (d *endpointDeriver) finish(ctx context.Context, f *load.File, removed bool) error {
 	if err := errors.Join(d.stop(), d.sink.W.Close()); err != nil {
 		return fmt.Errorf("deriving endpoint states: %w", err)
 	}
-	for _, table := range d.sink.W.Tables() {
-		_, err := f.Conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
-			AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), f.LoadID)
-		if err != nil {
-			return fmt.Errorf("deriving endpoint states: %w", err)
+	// Without rows removed, every event the rows came from is a row of the load, and the join of
+	// each table with the load's events is left out (1.2-1.7 s of a load of 10M events).
+	if removed {
+		for _, table := range d.sink.W.Tables() {
+			_, err := f.Conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
+				AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), f.LoadID)
+			if err != nil {
+				return fmt.Errorf("deriving endpoint states: %w", err)
+			}
 		}
 	}
 	if _, err := d.sink.W.RemoveDuplicates(ctx, f.LoadID); err != nil {
