@@ -35,10 +35,11 @@ const rowBatchSize = 64 << 10
 const heldBatchRows = store.RowGroupRows
 
 // Writer appends rows to kubesift tables on the load's connection, so the rows belong to
-// the file's transaction. Rows are gathered into Arrow batches of 64Ki rows and each batch is
-// inserted with one statement, which is an order of magnitude faster than appending values
-// one by one through database/sql. Inserts run on a goroutine of their own, one at a time and
-// in order, while the caller goes on parsing into the next batch.
+// the file's transaction. Rows are gathered into Arrow batches of 64Ki rows (held ones: a row
+// group, heldBatchRows) and each batch is inserted with one statement, which is an order of
+// magnitude faster than appending values one by one through database/sql. Inserts run on a
+// goroutine of their own, one at a time and in order, while the caller goes on parsing into the
+// next batch.
 type Writer struct {
 	ctx      context.Context
 	conn     *sql.Conn
