@@ -141,8 +141,8 @@ func TestClusterPerDir(t *testing.T) {
 
 // TestEndpointStatesOnlyOfKeptEvents: the endpoint states of an event that does not become an
 // audit_events row go with it, whether it repeats an event of the same load or DuckDB rejects it
-// (an Endpoints write without "kind", which the deriver takes); a load with neither keeps every
-// state.
+// (an Endpoints write without "kind", which the deriver takes): what is left is what the
+// recording gives loaded once, less the rejected write's states.
 func TestEndpointStatesOnlyOfKeptEvents(t *testing.T) {
 	src := readFile(t, "../samples/flapping/audit.log")
 	lines := bytes.SplitAfter(src, []byte("\n"))
