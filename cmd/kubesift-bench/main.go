@@ -150,7 +150,8 @@ const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same
 	"the 50 it stores, the same names, types and SQL expressions; see BENCHMARKS.md) and read_ndjson of\n" +
 	"the 17 top-level fields; for conntrack dumps read_csv of whole lines into one column. Each runs once\n" +
 	"with DuckDB's defaults and once with kubesift's settings (attach options, row group size,\n" +
-	"--memory-limit). Without --input it first generates the input: --mix bench (internal/auditgen) or\n" +
+	"--memory-limit; the audit_events table itself, with its columns' compressions). Without --input\n" +
+	"it first generates the input: --mix bench (internal/auditgen) or\n" +
 	"--mix samples (the real recordings replicated with fresh audit IDs and shifted times).\n" +
 	"Each load runs in its own process into a fresh database file (kubesift's into a copy of --base-db\n" +
 	"when given); the order of the loaders alternates between runs. Prints each load's wall time, MB/s\n" +
