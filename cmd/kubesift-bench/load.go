@@ -139,15 +139,21 @@ func runBaseline(ctx context.Context, settings, memoryLimit, name, dbPath, path 
 	return nil
 }
 
-// timeChild runs this program with args in a child process for its wall time and peak RSS. The
-// peak is the child's VmHWM, sampled until it exits: the rusage of a child would also count the
-// memory of this process at fork time.
-func timeChild(ctx context.Context, self string, args []string) (time.Duration, int64, error) {
+// childRun is what timeChild measured of a child process.
+type childRun struct {
+	wall, cpu time.Duration // cpu: user and system time
+	peak      int64         // bytes
+}
+
+// timeChild runs this program with args in a child process for its wall time, CPU time and peak
+// RSS. The peak is the child's VmHWM, sampled until it exits: the rusage of a child would also
+// count the memory of this process at fork time.
+func timeChild(ctx context.Context, self string, args []string) (childRun, error) {
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return childRun{}, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -158,9 +164,10 @@ func timeChild(ctx context.Context, self string, args []string) (time.Duration, 
 		select {
 		case err := <-done:
 			if err != nil {
-				return 0, 0, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+				return childRun{}, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 			}
-			return time.Since(start), peak, nil
+			cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			return childRun{wall: time.Since(start), cpu: cpu, peak: peak}, nil
 		case <-tick.C:
 			if hwm := vmHWM(cmd.Process.Pid); hwm > peak {
 				peak = hwm

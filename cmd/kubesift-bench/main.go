@@ -155,8 +155,8 @@ const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same
 	"--mix samples (the real recordings replicated with fresh audit IDs and shifted times).\n" +
 	"Each load runs in its own process into a fresh database file (kubesift's into a copy of --base-db\n" +
 	"when given); the order of the loaders alternates between runs. Prints each load's wall time, MB/s\n" +
-	"(of the file on disk) and peak RSS and kubesift's speed relative to the faster baseline of each kind\n" +
-	"(audit target >= 0.8), per run and as medians. For audit logs it also times a load of the events alone (--audit-endpoints=false)."
+	"(of the file on disk), peak RSS and CPU time, kubesift's speed relative to the faster baseline of\n" +
+	"each kind (audit target >= 0.8) and its CPU time relative to theirs, per run and as medians. For audit logs it also times a load of the events alone (--audit-endpoints=false)."
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
@@ -239,8 +239,10 @@ func loaders(o options, path string) []loader {
 
 // measure loads path o.runs times with each loader, each into a fresh database file (kubesift's
 // loads into a copy of o.baseDB when given), alternating the order between runs, and prints each
-// load's speed and peak RSS, and per kubesift loader its speed relative to the faster baseline of
-// each group in the same run; then the medians.
+// load's speed, peak RSS and CPU time, and per kubesift loader its speed relative to the faster
+// baseline of each group in the same run, and the least CPU time of the group's baselines over
+// its own; then the medians. On a shared machine the CPU time moves less with the other load than
+// the wall time does.
 func measure(ctx context.Context, stdout io.Writer, o options, self, work, path string, mb float64) error {
 	fmt.Fprintf(stdout, "input %s: %.0f MB on disk\n", path, mb)
 	ls := loaders(o, path)
@@ -253,19 +255,25 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 	speed := make([][]float64, len(ls))
 	wall := make([][]float64, len(ls))
 	rss := make([][]float64, len(ls))
-	ratio := make([][][]float64, len(ls)) // [loader][group][run]
+	cpu := make([][]float64, len(ls))
+	ratio := make([][][]float64, len(ls))    // [loader][group][run]
+	cpuRatio := make([][][]float64, len(ls)) // [loader][group][run]
 	for i, l := range ls {
 		if l.group == "" {
 			ratio[i] = make([][]float64, len(groups))
+			cpuRatio[i] = make([][]float64, len(groups))
 		}
 	}
-	header := fmt.Sprintf("%-4s %-24s %9s %12s %12s", "run", "loader", "wall", "speed", "peak RSS")
+	header := fmt.Sprintf("%-4s %-24s %9s %12s %12s %9s", "run", "loader", "wall", "speed", "peak RSS", "CPU")
 	for _, g := range groups {
 		header += fmt.Sprintf(" %14s", "vs "+g)
 	}
+	for _, g := range groups {
+		header += fmt.Sprintf(" %18s", "CPU vs "+g)
+	}
 	fmt.Fprintln(stdout, header)
 	for run := 0; run < o.runs; run++ {
-		took := make([]time.Duration, len(ls))
+		took := make([]childRun, len(ls))
 		for k := range ls {
 			i := k
 			if run%2 == 1 {
@@ -278,41 +286,53 @@ func measure(ctx context.Context, stdout io.Writer, o options, self, work, path 
 					return err
 				}
 			}
-			d, peak, err := timeChild(ctx, self, ls[i].args(db))
+			r, err := timeChild(ctx, self, ls[i].args(db))
 			removeDB(db)
 			if err != nil {
 				return err
 			}
-			took[i] = d
-			wall[i] = append(wall[i], d.Seconds())
-			speed[i] = append(speed[i], mb/d.Seconds())
-			rss[i] = append(rss[i], float64(peak)/(1<<20))
+			took[i] = r
+			wall[i] = append(wall[i], r.wall.Seconds())
+			speed[i] = append(speed[i], mb/r.wall.Seconds())
+			rss[i] = append(rss[i], float64(r.peak)/(1<<20))
+			cpu[i] = append(cpu[i], r.cpu.Seconds())
 		}
 		for i, l := range ls {
-			line := fmt.Sprintf("%-4d %-24s %7.1f s %7.1f MB/s %8.0f MiB", run+1, l.name, wall[i][run], speed[i][run], rss[i][run])
+			line := fmt.Sprintf("%-4d %-24s %7.1f s %7.1f MB/s %8.0f MiB %7.1f s", run+1, l.name, wall[i][run], speed[i][run], rss[i][run], cpu[i][run])
 			if l.group == "" {
-				for g, group := range groups {
-					fastest := time.Duration(0)
+				least := func(group string, of func(childRun) time.Duration) float64 {
+					var m time.Duration
 					for j, b := range ls {
-						if b.group == group && (fastest == 0 || took[j] < fastest) {
-							fastest = took[j]
+						if b.group == group && (m == 0 || of(took[j]) < m) {
+							m = of(took[j])
 						}
 					}
-					ratio[i][g] = append(ratio[i][g], fastest.Seconds()/took[i].Seconds())
+					return m.Seconds() / of(took[i]).Seconds()
+				}
+				for g, group := range groups {
+					ratio[i][g] = append(ratio[i][g], least(group, func(r childRun) time.Duration { return r.wall }))
 					line += fmt.Sprintf(" %14.2f", ratio[i][g][run])
+				}
+				for g, group := range groups {
+					cpuRatio[i][g] = append(cpuRatio[i][g], least(group, func(r childRun) time.Duration { return r.cpu }))
+					line += fmt.Sprintf(" %18.2f", cpuRatio[i][g][run])
 				}
 			}
 			fmt.Fprintln(stdout, line)
 		}
 	}
 	for i, l := range ls {
-		line := fmt.Sprintf("%-4s %-24s %7.1f s %7.1f MB/s %8.0f MiB", "med", l.name, median(wall[i]), median(speed[i]), median(rss[i]))
+		line := fmt.Sprintf("%-4s %-24s %7.1f s %7.1f MB/s %8.0f MiB %7.1f s", "med", l.name, median(wall[i]), median(speed[i]), median(rss[i]), median(cpu[i]))
 		for g := range ratio[i] {
 			line += fmt.Sprintf(" %14.2f", median(ratio[i][g]))
 		}
+		for g := range cpuRatio[i] {
+			line += fmt.Sprintf(" %18.2f", median(cpuRatio[i][g]))
+		}
 		fmt.Fprintln(stdout, line)
 	}
-	fmt.Fprintln(stdout, "(ratio: kubesift's speed over the faster baseline of the group in the same run; audit target >= 0.8)")
+	fmt.Fprintln(stdout, "(ratio: kubesift's speed over the faster baseline of the group in the same run; audit target >= 0.8;")
+	fmt.Fprintln(stdout, " CPU: the least CPU time, user and system, of the group's baselines in the same run over kubesift's)")
 	return nil
 }
 

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -138,4 +140,20 @@ func TestTableBaselineIsAuditEvents(t *testing.T) {
 // those of an interrupted load.
 func openReadOnly(path string) (*sql.DB, error) {
 	return sql.Open("duckdb", path+"?access_mode=read_only")
+}
+
+// TestTimeChildMeasuresCPU checks that a child's CPU time and peak RSS are measured: a shell
+// that counts in a loop for a while uses CPU, and a failing child is an error.
+func TestTimeChildMeasuresCPU(t *testing.T) {
+	ctx := context.Background()
+	r, err := timeChild(ctx, "/bin/sh", []string{"-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.cpu < 10*time.Millisecond || r.wall < r.cpu/time.Duration(runtime.NumCPU()) || r.peak <= 0 {
+		t.Errorf("measured %+v: want some CPU time, a wall time that holds it, and a peak", r)
+	}
+	if _, err := timeChild(ctx, "/bin/sh", []string{"-c", "exit 3"}); err == nil {
+		t.Error("a failing child is not an error")
+	}
 }
