@@ -156,7 +156,8 @@ const doc = "Measure kubesift's ingestion against a bare DuckDB load of the same
 	"Each load runs in its own process into a fresh database file (kubesift's into a copy of --base-db\n" +
 	"when given); the order of the loaders alternates between runs. Prints each load's wall time, MB/s\n" +
 	"(of the file on disk), peak RSS and CPU time, kubesift's speed relative to the faster baseline of\n" +
-	"each kind (audit target >= 0.8) and its CPU time relative to theirs, per run and as medians. For audit logs it also times a load of the events alone (--audit-endpoints=false)."
+	"each kind (audit target >= 0.8) and its CPU time relative to theirs, per run and as medians. For\n" +
+	"audit logs it also times a load of the events alone (--audit-endpoints=false)."
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseFlags(args, stdout)
@@ -241,8 +242,7 @@ func loaders(o options, path string) []loader {
 // loads into a copy of o.baseDB when given), alternating the order between runs, and prints each
 // load's speed, peak RSS and CPU time, and per kubesift loader its speed relative to the faster
 // baseline of each group in the same run, and the least CPU time of the group's baselines over
-// its own; then the medians. On a shared machine the CPU time moves less with the other load than
-// the wall time does.
+// its own; then the medians.
 func measure(ctx context.Context, stdout io.Writer, o options, self, work, path string, mb float64) error {
 	fmt.Fprintf(stdout, "input %s: %.0f MB on disk\n", path, mb)
 	ls := loaders(o, path)
