@@ -153,10 +153,10 @@ func TestEndpointStatesOnlyOfKeptEvents(t *testing.T) {
 	}
 	dir := t.TempDir()
 	twice := filepath.Join(dir, "twice.log")
-	os.WriteFile(twice, append(slices.Clone(src), src...), 0o644)
+	writeFileT(t, twice, append(slices.Clone(src), src...))
 	kindless := filepath.Join(dir, "kindless.log")
-	os.WriteFile(kindless, slices.Concat(bytes.Join(lines[:write-1], nil),
-		bytes.Replace(lines[write-1], []byte(`"kind":"Event",`), nil, 1), bytes.Join(lines[write:], nil)), 0o644)
+	writeFileT(t, kindless, slices.Concat(bytes.Join(lines[:write-1], nil),
+		bytes.Replace(lines[write-1], []byte(`"kind":"Event",`), nil, 1), bytes.Join(lines[write:], nil)))
 
 	once := openTestDB(t)
 	ingestFiles(t, once, Options{}, "../samples/flapping/audit.log")
