@@ -182,24 +182,37 @@ func (db *DB) sandboxLink() (spill, link string) {
 	return spill, link
 }
 
-// removeStaleSandboxes removes the spill directories that killed sandboxes left behind. It runs
-// when the database is opened for writing, when no other process has it open.
-func (db *DB) removeStaleSandboxes() error {
+// removeStaleTempFiles removes what killed processes left in the database's temp directory: the
+// spill directories of sandboxes, and the files of rows a load held back (HeldFilePrefix). It
+// runs when the database is opened for writing, when no other process has it open.
+func (db *DB) removeStaleTempFiles() error {
 	if db.Path == InMemory {
 		return nil
 	}
-	stale, err := filepath.Glob(filepath.Join(db.TempDir(), sandboxDirPrefix+"*"))
-	for _, dir := range stale {
-		err = errors.Join(err, os.RemoveAll(dir))
+	var stale []string
+	for _, pattern := range []string{sandboxDirPrefix + "*", HeldFilePrefix + "*"} {
+		found, err := filepath.Glob(filepath.Join(db.TempDir(), pattern))
+		if err != nil {
+			return fmt.Errorf("removing stale temporary files of %s: %w", db.Path, err)
+		}
+		stale = append(stale, found...)
+	}
+	var err error
+	for _, path := range stale {
+		err = errors.Join(err, os.RemoveAll(path))
 	}
 	if err != nil {
-		return fmt.Errorf("removing stale sandbox directories of %s: %w", db.Path, err)
+		return fmt.Errorf("removing stale temporary files of %s: %w", db.Path, err)
 	}
 	return nil
 }
 
 // sandboxDirPrefix starts the names of sandbox spill directories.
 const sandboxDirPrefix = "sandbox-"
+
+// HeldFilePrefix starts the names of the files in TempDir that hold rows a load keeps back
+// until its connection is free (rows.Writer.Hold).
+const HeldFilePrefix = "kubesift-held-"
 
 // sandboxInPlace locks down the in-memory database itself, once: it stays so afterwards.
 func (db *DB) sandboxInPlace(ctx context.Context) (*Sandbox, error) {

@@ -279,3 +279,55 @@ func TestSandboxKeepsItsBlocksInAPool(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestOpenForWritingRemovesStaleTempFiles: what killed processes left in the database's temp
+// directory (a sandbox's spill directory, the rows a load held back) is removed when the
+// database is next opened for writing, not when it is opened read-only (another process may be
+// writing then), and the temp directory's other files stay.
+func TestOpenForWritingRemovesStaleTempFiles(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.duckdb")
+	db, err := Open(ctx, path, testSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	tmp := db.TempDir()
+	sandbox := filepath.Join(tmp, sandboxDirPrefix+"123")
+	held := filepath.Join(tmp, HeldFilePrefix+"endpoint_addresses-456.arrow")
+	other := filepath.Join(tmp, "other")
+	if err := os.MkdirAll(sandbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(sandbox, "db"), held, other} {
+		if err := os.WriteFile(f, []byte("left behind"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func() []string {
+		t.Helper()
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	for _, opt := range []Options{{ReadOnly: true}, {}} {
+		db, err := Open(ctx, path, testSchema, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		want := []string{HeldFilePrefix + "endpoint_addresses-456.arrow", "other", sandboxDirPrefix + "123"}
+		if !opt.ReadOnly {
+			want = []string{"other"}
+		}
+		if got := left(); !slices.Equal(got, want) {
+			t.Errorf("after an open with %+v: %v, want %v", opt, got, want)
+		}
+	}
+}

@@ -251,7 +251,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 			db.Upgraded = append(db.Upgraded, derived...)
 		}
 		if err == nil {
-			err = db.removeStaleSandboxes()
+			err = db.removeStaleTempFiles()
 		}
 		if err != nil {
 			db.Close()

@@ -56,8 +56,11 @@ type Writer struct {
 // spill is a temporary Arrow IPC stream of one table's held batches.
 type spill struct {
 	file *os.File
-	w    *ipc.Writer
-	r    *ipc.Reader // once rewound
+	// unlinked: the file was removed from its directory once created and lives on through the
+	// open file alone (Unix), so that it goes with the process however the process ends.
+	unlinked bool
+	w        *ipc.Writer
+	r        *ipc.Reader // once rewound
 }
 
 // rewind ends the spill file and opens it for reading its batches back.
@@ -79,7 +82,9 @@ func (sp *spill) remove() {
 		sp.r.Release()
 	}
 	sp.file.Close()
-	os.Remove(sp.file.Name())
+	if !sp.unlinked {
+		os.Remove(sp.file.Name())
+	}
 }
 
 // pendingBatch is one insert: a batch, or a table's held batches read back from their spill
@@ -175,11 +180,16 @@ func (w *Writer) keep(table string, rec arrow.RecordBatch) error {
 				return fmt.Errorf("holding %s rows: %w", table, err)
 			}
 		}
-		f, err := os.CreateTemp(w.spillDir, "kubesift-held-"+table+"-*.arrow")
+		f, err := os.CreateTemp(w.spillDir, store.HeldFilePrefix+table+"-*.arrow")
 		if err != nil {
 			return fmt.Errorf("holding %s rows: %w", table, err)
 		}
-		sp = &spill{file: f, w: ipc.NewWriter(f, ipc.WithSchema(rec.Schema()))}
+		// Removed from the directory at once where the system lets an open file be (not
+		// Windows): a load killed halfway (an evicted or OOM-killed CronJob pod) left its held
+		// rows on disk for good, 258 MB of them 40 s into 10 GB of audit log (BENCHMARKS.md).
+		// Where it cannot be, the next open for writing removes what a killed load left.
+		unlinked := os.Remove(f.Name()) == nil
+		sp = &spill{file: f, unlinked: unlinked, w: ipc.NewWriter(f, ipc.WithSchema(rec.Schema()))}
 		w.held[table] = sp
 	}
 	if err := sp.w.Write(rec); err != nil {

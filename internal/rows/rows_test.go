@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -197,7 +198,9 @@ func TestWriterBatchBoundaries(t *testing.T) {
 }
 
 // TestWriterHoldSpillsToDisk: while held, full batches go to a spill file in the given
-// directory, not to the table; Close inserts them in order and removes the file.
+// directory, not to the table; Close inserts them in order and removes the file. Where the system
+// lets an open file be removed (not Windows), the directory lists no spill file even while it is
+// written: a process killed then leaves none behind.
 func TestWriterHoldSpillsToDisk(t *testing.T) {
 	ctx := context.Background()
 	db, conn := openConn(t, seq, allTypes)
@@ -209,12 +212,19 @@ func TestWriterHoldSpillsToDisk(t *testing.T) {
 	if err := w.Append("all_types", append([]any{"held"}, make([]any, len(allTypes.Columns)-1)...)...); err != nil {
 		t.Fatal(err)
 	}
-	spilled, _ := filepath.Glob(filepath.Join(dir, "kubesift-held-seq-*.arrow"))
-	if len(spilled) != 1 {
-		t.Errorf("spill files for seq while held: %v", spilled)
+	if heldBytes(t, w, "seq") == 0 {
+		t.Fatal("nothing spilled for seq while held")
 	}
-	if held, _ := filepath.Glob(filepath.Join(dir, "kubesift-held-all_types-*.arrow")); len(held) != 0 {
-		t.Errorf("spill files for all_types before its first batch is full: %v", held)
+	sp := w.held["seq"]
+	if filepath.Dir(sp.file.Name()) != dir || !strings.HasPrefix(filepath.Base(sp.file.Name()), store.HeldFilePrefix+"seq-") {
+		t.Errorf("spill file %s, want one in %s named for seq", sp.file.Name(), dir)
+	}
+	if w.held["all_types"] != nil {
+		t.Error("a spill file for all_types before its first batch is full")
+	}
+	listed, _ := os.ReadDir(dir)
+	if runtime.GOOS != "windows" && (len(listed) != 0 || !sp.unlinked) {
+		t.Errorf("spill files listed while held: %v (unlinked %v)", listed, sp.unlinked)
 	}
 	var inserted int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM seq").Scan(&inserted); err != nil || inserted != 0 {
@@ -242,29 +252,32 @@ func TestWriterHoldsBatchesOfARowGroup(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spill")
 	w := New(ctx, conn, []store.Table{seq})
 	w.Hold(dir)
-	spilled := func() int64 {
-		files, _ := filepath.Glob(filepath.Join(dir, "kubesift-held-seq-*.arrow"))
-		if len(files) == 0 {
-			return 0
-		}
-		info, err := os.Stat(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.Size()
-	}
 	appendSeq(t, w, 0, store.RowGroupRows-1, 3)
-	if size := spilled(); size != 0 {
+	if size := heldBytes(t, w, "seq"); size != 0 {
 		t.Errorf("%d bytes spilled before a row group was held", size)
 	}
 	appendSeq(t, w, store.RowGroupRows-1, 1, 3)
-	if size := spilled(); size == 0 {
+	if size := heldBytes(t, w, "seq"); size == 0 {
 		t.Errorf("nothing spilled once a row group was held")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	checkSeq(t, db, store.RowGroupRows, 3)
+}
+
+// heldBytes is the size of the spill file of table's held batches, 0 when it has none.
+func heldBytes(t *testing.T, w *Writer, table string) int64 {
+	t.Helper()
+	sp := w.held[table]
+	if sp == nil {
+		return 0
+	}
+	info, err := sp.file.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
 }
 
 // loadDeduped appends rows (each made a row of table by values) as load id, and returns the
