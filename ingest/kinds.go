@@ -27,8 +27,9 @@ type Loader interface {
 	// Resumable says whether a file that grew since its last load is read on from where that
 	// load stopped (EndOffset); otherwise a file loaded before is skipped.
 	Resumable() bool
-	// Load reads the file into the tables inside the load's transaction and reports in f what
-	// it did; its errors name the file.
+	// Load reads the file into the tables inside the load's transaction, which the loads of
+	// other small files may share (see load.File.Shared), and reports in f what it did; its
+	// errors name the file.
 	Load(ctx context.Context, f *load.File) error
 }
 

@@ -54,7 +54,7 @@ func (Loader) Load(ctx context.Context, f *load.File) error {
 	if env == nil {
 		env = jsonLines{} // --kind audit on a file without the marks: each line not an event is rejected with its reason
 	}
-	earlierUndated, err := hasUndatedEvents(ctx, f.Conn)
+	earlierUndated, err := undatedBefore(ctx, f)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}
@@ -188,9 +188,12 @@ func settle(ctx context.Context, f *load.File, inserted int64, earlierUndated bo
 			return nil, false, err
 		}
 	}
-	dups, err := removeDuplicateRows(ctx, f.Conn, f.LoadID, earlierUndated)
+	dups, undated, err := removeDuplicateRows(ctx, f.Conn, f.LoadID, earlierUndated)
 	if err != nil {
 		return nil, false, fmt.Errorf("removing duplicates: %w", err)
+	}
+	if undated && f.Shared != nil {
+		f.Shared[undatedKey] = true
 	}
 	f.Rows = inserted - int64(len(rejects)) - dups
 	f.Duplicates = dups
@@ -280,6 +283,23 @@ func takeWarnings(ctx context.Context, f *load.File) error {
 	return f.RecordWarnings(ctx, warnings)
 }
 
+// undatedKey is what audit loads keep in load.File.Shared: whether audit_events holds a row
+// without stage_at.
+const undatedKey = "audit_events has undated rows"
+
+// undatedBefore reports whether audit_events holds a row without stage_at before the load of f:
+// from what an earlier load in the same transaction kept (settle), else from DuckDB.
+func undatedBefore(ctx context.Context, f *load.File) (bool, error) {
+	if undated, ok := f.Shared[undatedKey].(bool); ok {
+		return undated, nil
+	}
+	undated, err := hasUndatedEvents(ctx, f.Conn)
+	if err == nil && f.Shared != nil {
+		f.Shared[undatedKey] = undated
+	}
+	return undated, err
+}
+
 // hasUndatedEvents reports whether audit_events holds a row without stage_at. Asked before a load
 // inserts anything, DuckDB answers it from the table's statistics when there is none (where there
 // are some, it reads until the first); once the load's transaction holds rows of its own, the same
@@ -294,22 +314,30 @@ func hasUndatedEvents(ctx context.Context, conn *sql.Conn) (bool, error) {
 }
 
 // removeDuplicateRows deletes rows of this load whose (audit_id, stage, cluster) is already present,
-// from an earlier load or earlier in this one, and returns how many it deleted. Earlier loads
-// are searched within this load's stage_at range (and, when earlierUndated, among rows without
-// stage_at); a row of this load without stage_at is looked for among all of them.
-func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earlierUndated bool) (int64, error) {
+// from an earlier load or earlier in this one, and returns how many it deleted and whether the
+// load has rows without stage_at. Earlier loads are searched within this load's stage_at range
+// (and, when earlierUndated, among rows without stage_at); a row of this load without stage_at
+// is looked for among all of them.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earlierUndated bool) (int64, bool, error) {
 	var lo, hi sql.NullTime
 	var n, undated int64
 	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(*) - count(stage_at)
 		FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &undated)
 	if err != nil || n == 0 {
-		return 0, err
+		return 0, false, err
 	}
+	total, err := removeDuplicatesIn(ctx, conn, loadID, earlierUndated, lo, hi, undated)
+	return total, undated > 0, err
+}
+
+// removeDuplicatesIn is removeDuplicateRows for a load whose rows' stage_at lie between lo and
+// hi, but for undated of them, which have none.
+func removeDuplicatesIn(ctx context.Context, conn *sql.Conn, loadID int64, earlierUndated bool, lo, hi sql.NullTime, undated int64) (int64, error) {
 	// Equal hashes: maybe duplicates inside this load. They are found as equal neighbours in the
 	// sorted hashes, not by count(DISTINCT …), whose hash table of every event of the load made
 	// the check of a load of 10M events take 5.3-5.4 s instead of 2.4-2.7 s (BENCHMARKS.md).
 	var sameHash bool
-	err = conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM (
+	err := conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM (
 			SELECT h = lag(h) OVER (ORDER BY h) AS same FROM (
 				SELECT hash(audit_id, stage, cluster) AS h FROM audit_events WHERE load_id = $1))
 		WHERE same`, loadID).Scan(&sameHash)

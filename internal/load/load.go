@@ -36,6 +36,11 @@ type File struct {
 	LoadID   int64
 	Tables   []store.Table // the tables the loader declared
 	Settings Settings
+	// Shared is what the loads of one transaction keep for each other (several small files
+	// share one): what a loader learned of its tables before the transaction, and what its own
+	// rows add to that, so that the next load in the transaction need not ask DuckDB again,
+	// whose answer then reads the transaction's rows too. Keys are the loader's own.
+	Shared map[string]any
 	// OnRowsIn, when set, is called (through RowsIn) once the file's rows are all in its tables
 	// (Lines and ReadBytes set), before the checks over them (rejected rows, duplicates) and the
 	// commit.
