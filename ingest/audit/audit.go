@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -133,7 +134,7 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 		}
 		readErr = decode(func(b *batch) bool { return send(records.add(b.record())) })
 		if prodCtx.Err() == nil {
-			send(records.flush())
+			send(records.flush(runtime.GOMAXPROCS(0)))
 		}
 	}()
 

@@ -50,7 +50,7 @@ func (c *coalescer) add(rec arrow.RecordBatch, classes []uint16) ([]arrow.Record
 		total += int64(raw.ValueLen(i))
 	}
 	if n > 0 && total > source.ChunkBytes*n/vectorRows {
-		out, err := c.flush()
+		out, err := c.flush(1)
 		if err != nil {
 			return nil, err
 		}
@@ -99,8 +99,12 @@ func (c *coalescer) add(rec arrow.RecordBatch, classes []uint16) ([]arrow.Record
 	return out, nil
 }
 
-// flush returns the record of the events gathered so far, if there are any.
-func (c *coalescer) flush() ([]arrow.RecordBatch, error) {
+// flush returns the record of the events gathered so far, if there are any, in up to pieces
+// slices (the CPUs DuckDB has), each of whole vectors. DuckDB's Arrow scan hands each record to
+// one thread: all the events of a small file are in this record, and in one piece they loaded on
+// one CPU (BENCHMARKS.md). The slices are of the record in its layout order, which the insert
+// keeps.
+func (c *coalescer) flush(pieces int) ([]arrow.RecordBatch, error) {
 	if c.rows == 0 {
 		return nil, nil
 	}
@@ -108,7 +112,17 @@ func (c *coalescer) flush() ([]arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []arrow.RecordBatch{rec}, nil
+	defer rec.Release()
+	vectors := (rec.NumRows() + vectorRows - 1) / vectorRows
+	n := max(1, min(int64(pieces), vectors))
+	out := make([]arrow.RecordBatch, 0, n)
+	start := int64(0)
+	for i := range n {
+		end := min(rec.NumRows(), (vectors*(i+1)/n)*vectorRows)
+		out = append(out, rec.NewSlice(start, end))
+		start = end
+	}
+	return out, nil
 }
 
 // join makes one record of parts and starts the next.

@@ -92,7 +92,7 @@ func TestCoalescer(t *testing.T) {
 		}
 		out = append(out, recs...)
 	}
-	recs, err := c.flush()
+	recs, err := c.flush(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +123,53 @@ func TestCoalescer(t *testing.T) {
 		"16384 rows", "16384 rows", // 42,300 events of 890 bytes
 		"9532 rows",          // the rest before the big event
 		"1 rows", "800 rows", // the big event, the batch of bigger events, as they came
-		"3004 rows",               // the fifth event of 900,000 bytes would overfill the vector the four before it share
-		"16384 rows", "3617 rows", // it begins the next record's first vector
+		"3004 rows",              // the fifth event of 900,000 bytes would overfill the vector the four before it share
+		"16384 rows",             // it begins the next record's first vector
+		"2048 rows", "1569 rows", // the rest, flushed in two pieces of whole vectors
 	}
 	if strings.Join(shapes, ", ") != strings.Join(want, ", ") {
 		t.Errorf("records\n%s\nwant\n%s", strings.Join(shapes, ", "), strings.Join(want, ", "))
+	}
+}
+
+// TestFlushInPieces: the last record comes in up to the given number of pieces, each of whole
+// vectors but the last, in order: DuckDB's threads share a small file's events.
+func TestFlushInPieces(t *testing.T) {
+	for _, tc := range []struct {
+		events, pieces int
+		want           string
+	}{
+		{5900, 2, "2048 3852"},
+		{5900, 4, "2048 2048 1804"},
+		{5900, 1, "5900"},
+		{2048, 2, "2048"},
+		{200, 2, "200"},
+		{16383, 3, "4096 6144 6143"},
+	} {
+		var c coalescer
+		rec, classes := batchOf(1, sizes(tc.events, 100)...)
+		if out, err := c.add(rec, classes); err != nil || len(out) != 0 {
+			t.Fatalf("%d events: %d records before the flush (%v)", tc.events, len(out), err)
+		}
+		recs, err := c.flush(tc.pieces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		next := int64(1)
+		for _, r := range recs {
+			got = append(got, fmt.Sprint(r.NumRows()))
+			lines := r.Column(1).(*array.Int64)
+			for i := 0; i < int(r.NumRows()); i++ {
+				if lines.Value(i) != next {
+					t.Fatalf("%d events in %d pieces: line %d where %d was due", tc.events, tc.pieces, lines.Value(i), next)
+				}
+				next++
+			}
+			r.Release()
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%d events in up to %d pieces: %s, want %s", tc.events, tc.pieces, strings.Join(got, " "), tc.want)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func coalesceAll(t *testing.T, batches [][]string) []arrow.RecordBatch {
 		out = append(out, recs...)
 		line += int64(len(events))
 	}
-	recs, err := c.flush()
+	recs, err := c.flush(1)
 	if err != nil {
 		t.Fatal(err)
 	}
