@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,8 +116,8 @@ func TestGroupWithAFailingFileLoadsFileByFile(t *testing.T) {
 	}
 }
 
-// TestGroupSize: a group takes the small regular files at the start, up to groupBytes together,
-// and nothing that is not one.
+// TestGroupSize: a group takes the small regular files at the start, up to groupBytes together
+// and groupFiles of them, and nothing that is not one.
 func TestGroupSize(t *testing.T) {
 	dir := t.TempDir()
 	small := func(name string, size int) string {
@@ -146,7 +145,12 @@ func TestGroupSize(t *testing.T) {
 			t.Errorf("groupSize(%v) = %d, want %d", tc.inputs, n, tc.want)
 		}
 	}
-	if err := os.Remove(large); err != nil {
-		t.Fatal(err)
+	many := make([]Input, groupFiles+1)
+	for i := range many {
+		many[i] = Input{Path: a}
+	}
+	groupBytes = int64(len(many)) * 1000
+	if n := groupSize(many); n != groupFiles {
+		t.Errorf("groupSize of %d small files: %d, want %d", len(many), n, groupFiles)
 	}
 }
