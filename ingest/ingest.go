@@ -189,7 +189,7 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 // group loaded again file by file.
 const (
 	groupFileBytes = 16 << 20
-	groupFiles     = 100
+	groupFiles     = 1000
 )
 
 var groupBytes int64 = 64 << 20
