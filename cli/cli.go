@@ -211,6 +211,10 @@ func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*
 		}
 		fmt.Fprintf(c.stderr, "kubesift: %s: upgraded from an older kubesift's (%s)\n", path, strings.Join(changes, "; "))
 	}
+	if len(db.Derived) > 0 {
+		fmt.Fprintf(c.stderr, "kubesift: %s: filled %s for the loads without their rows (an ingest stopped before it derived them, or an older kubesift's)\n",
+			path, strings.Join(db.Derived, ", "))
+	}
 	if db.Converted.From > 0 {
 		fmt.Fprintf(c.stderr, "kubesift: %s: rewritten in DuckDB %s's storage format, once: %s instead of %s\n",
 			path, store.StorageVersion, humanize.IBytes(uint64(db.Converted.To)), humanize.IBytes(uint64(db.Converted.From)))

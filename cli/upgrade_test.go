@@ -36,6 +36,30 @@ func TestAnalyzeUpgradesAnOlderDatabase(t *testing.T) {
 	}
 }
 
+// TestQueryFillsTheRowsOfAStoppedIngest: loads whose derived rows an ingest never wrote (it was
+// killed after committing them, before it derived them) get them on the next open, and the user
+// is told so, not that an older kubesift wrote the database.
+func TestQueryFillsTheRowsOfAStoppedIngest(t *testing.T) {
+	path := loadedDB(t)
+	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec("DELETE FROM audit_services")
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT count(*) > 0 AS filled FROM audit_services")
+	if r.code != ExitOK || r.stdout != "filled\ntrue\n" {
+		t.Fatalf("query: %+v", r)
+	}
+	want := path + ": filled audit_services for the loads without their rows (an ingest stopped before it derived them, or an older kubesift's)"
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "upgraded") {
+		t.Errorf("stderr %q, want it to say %q and nothing of an upgrade", r.stderr, want)
+	}
+}
+
 // TestAnalyzeOfADatabaseBeforeResponseRV: a database of the kubesift before audit_events had
 // response_rv (and two bookkeeping columns where it has load_problem) is upgraded on analyze, its
 // writes' response versions filled from their bodies, and watch-rewind, which reads them, finds

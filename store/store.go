@@ -109,6 +109,10 @@ type DB struct {
 	// Upgraded names the tables and columns (table.column) that Open added to a database an older
 	// kubesift wrote, and Dropped the obsolete columns it dropped.
 	Upgraded, Dropped []string
+	// Derived names the derived tables Open filled for loads that had no rows in them: loads of
+	// an ingest stopped before it derived them (killed, or the database full), or of an older
+	// kubesift (see deriveNewerLoads).
+	Derived []string
 	// Converted is set when Open rewrote the file, in a storage format before StorageVersion, in
 	// that format (reopenConverted): the file's size in bytes before and after. ConvertError says
 	// why it left such a file in its format instead.
@@ -246,9 +250,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 			db.Repaired, err = db.repair(ctx, condition)
 		}
 		if err == nil {
-			var derived []string
-			derived, err = db.deriveNewerLoads(ctx)
-			db.Upgraded = append(db.Upgraded, derived...)
+			db.Derived, err = db.deriveNewerLoads(ctx)
 		}
 		if err == nil {
 			err = db.removeStaleTempFiles()
@@ -284,7 +286,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	if err != nil {
 		return nil, err
 	}
-	repaired, upgraded, dropped := rw.Repaired, rw.Upgraded, rw.Dropped
+	repaired, upgraded, dropped, derived := rw.Repaired, rw.Upgraded, rw.Dropped, rw.Derived
 	if err := rw.Close(); err != nil {
 		return nil, fmt.Errorf("closing %s after repairing or upgrading it: %w", path, err)
 	}
@@ -292,7 +294,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	if db, err = Open(ctx, path, schema, opt); err != nil {
 		return nil, err
 	}
-	db.Repaired, db.Upgraded, db.Dropped = repaired, upgraded, dropped
+	db.Repaired, db.Upgraded, db.Dropped, db.Derived = repaired, upgraded, dropped, derived
 	return db, nil
 }
 
@@ -385,8 +387,7 @@ const deriveChunkRows = 1_000_000
 // ingest stopped before deriving (interrupted, or the database full) or those of an older kubesift,
 // which does not know the table (or a table just added to a database an older kubesift wrote,
 // whose rows may predate load ids): without them the table would lack their rows for good. It
-// returns "TABLE rows for its loads" for each table it added rows to that Open did not just add
-// (Upgraded names those). The scans read only the row groups of those loads, whose ids are the
+// returns the tables it added rows to that Open did not just add (Upgraded names those). The scans read only the row groups of those loads, whose ids are the
 // newest.
 func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
 	var added []string
@@ -412,7 +413,7 @@ func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
 			rows += n
 		}
 		if rows > 0 && !slices.Contains(db.Upgraded, t.Name) {
-			added = append(added, t.Name+" rows for its loads")
+			added = append(added, t.Name)
 		}
 	}
 	return added, nil
