@@ -28,7 +28,7 @@ const (
 // exitCodes documents the codes; when several apply, the first in this list that applies wins.
 var exitCodes = []exitCodeDoc{
 	{ExitUsage, "bad command line (unknown verb, flag or flag value)"},
-	{ExitInterrupted, "interrupted (SIGINT, SIGTERM): the files loaded before are kept, the one being loaded is not"},
+	{ExitInterrupted, "interrupted (SIGINT, SIGTERM): the files loaded before are kept, the one being loaded is not (nor the small files loaded with it)"},
 	{ExitError, "failed: a database error, bad SQL"},
 	{ExitPartial, "partial: some inputs could not be read or some rules failed; the rest was loaded and analyzed"},
 	{ExitAllRejected, "a file had every line rejected (see ingest_errors)"},
