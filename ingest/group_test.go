@@ -46,6 +46,7 @@ func TestSmallFilesShareATransaction(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	settled := 0
 	interrupt := Options{Settling: func(int64) func() {
 		if settled++; settled == 2 {
