@@ -247,28 +247,52 @@ func loadState(t *testing.T, path string) (state string, repaired bool) {
 // DuckDB's replay keeps the records before the tear. Cut a committed load's WAL at many
 // lengths (every kill point of the WAL write): each leaves the database as before the load or
 // after it, never between, and loading the file again gives exact counts without duplicates.
+// The same for a run of small files committed together.
 func TestKillDuringCommitIsRepaired(t *testing.T) {
+	// past a row group (16,384 rows): DuckDB writes those at once, and logs only pointers
+	t.Run("one file", func(t *testing.T) { testKillDuringCommit(t, 17000, generated(t, 17000)) })
+	// four files of 16.5 MB, one run (16 MiB or less each, 64 MiB together), again past a row group
+	lines := bytes.SplitAfter(generated(t, 16600), []byte("\n"))
+	var files [][]byte
+	for i := 0; i < 16600; i += 4150 {
+		files = append(files, bytes.Join(lines[i:i+4150], nil))
+	}
+	t.Run("a run of four small files", func(t *testing.T) { testKillDuringCommit(t, 16600, files...) })
+}
+
+// testKillDuringCommit is TestKillDuringCommitIsRepaired for files of events in all.
+func testKillDuringCommit(t *testing.T, events int, files ...[]byte) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "k.duckdb")
 	if r := runCLI(t, "ingest", "--db", db, realAuditLog); r.code != ExitOK {
 		t.Fatal(r)
 	}
 	before, _ := loadState(t, db)
-	gen := filepath.Join(dir, "generated.log")
-	os.WriteFile(gen, generated(t, 17000), 0o600) // past a row group (16,384 rows): DuckDB writes those at once, and logs only pointers
+	var paths []string
+	for i, data := range files {
+		path := filepath.Join(dir, fmt.Sprintf("generated-%d.log", i))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
 
-	// The load of gen commits, then the process waits on stdin in its next load: killed there, the
-	// committed load is in the WAL only.
-	cmd := kubesift("ingest", "--db", db, gen, "-")
+	// The load of the files commits, then the process waits on stdin in its next load: killed
+	// there, the committed load is in the WAL only.
+	cmd := kubesift(append(append([]string{"ingest", "--db", db}, paths...), "-")...)
 	stdin, _ := cmd.StdinPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line := make([]byte, 4096)
-	n, _ := io.ReadAtLeast(stderr, line, 1)
-	if !strings.Contains(string(line[:n]), "17000 rows loaded") {
-		t.Fatalf("ingest said %q", line[:n])
+	said := ""
+	for strings.Count(said, " rows loaded") < len(files) {
+		line := make([]byte, 4096)
+		n, err := stderr.Read(line)
+		if err != nil {
+			t.Fatalf("ingest said %q, then: %v", said, err)
+		}
+		said += string(line[:n])
 	}
 	time.Sleep(200 * time.Millisecond) // past the next load's id, into its transaction
 	cmd.Process.Signal(syscall.SIGKILL)
@@ -284,14 +308,14 @@ func TestKillDuringCommitIsRepaired(t *testing.T) {
 	}
 	restore(len(wal))
 	after, _ := loadState(t, crash)
-	if before == after || !strings.HasPrefix(after, "18204 events (18204 distinct)") {
+	if want := fmt.Sprintf("%[1]d events (%[1]d distinct)", 1204+events); before == after || !strings.HasPrefix(after, want) {
 		t.Fatalf("the whole WAL: %q (before the load %q)", after, before)
 	}
 	var cuts []int
 	for i := 0; i < 2; i++ {
 		cuts = append(cuts, len(wal)*i/2)
 	}
-	for _, i := range []int{1, 5, 9, 13, 17, 25, 40} { // the last records: the load's biggest table, ingest_files, the commit marker
+	for _, i := range []int{1, 5, 9, 13, 17, 25, 40, 80, 160} { // the last records: the load's biggest table, ingest_files, the commit marker
 		cuts = append(cuts, len(wal)-i)
 	}
 	rerun := false
@@ -306,10 +330,10 @@ func TestKillDuringCommitIsRepaired(t *testing.T) {
 			t.Errorf("WAL cut at %d of %d bytes: %q, want %q (before) or %q (after)", cut, len(wal), got, before, after)
 			continue
 		}
-		// Load the file again after the first repaired cut.
+		// Load the files again after the first repaired cut.
 		if repaired && !rerun {
 			rerun = true
-			if r := runCLI(t, "ingest", "--db", crash, gen); r.code != ExitOK {
+			if r := runCLI(t, append([]string{"ingest", "--db", crash}, paths...)...); r.code != ExitOK {
 				t.Fatalf("re-run after the cut at %d: %+v", cut, r)
 			}
 			if again, _ := loadState(t, crash); again != after {
