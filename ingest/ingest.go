@@ -143,8 +143,8 @@ func (in *Ingester) Ingest(ctx context.Context, files []Input) ([]FileResult, er
 			errs = append(errs, ctx.Err())
 			break
 		}
-		if n := 1; i >= alone {
-			if n = groupSize(files[i:]); n > 1 {
+		if i >= alone {
+			if n := groupSize(files[i:]); n > 1 {
 				if rs, ok := in.ingestGroup(ctx, files[i:i+n]); ok {
 					for k, r := range rs {
 						if settle(i+k, files[i+k], r) {

@@ -327,23 +327,16 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earl
 	if err != nil || n == 0 {
 		return 0, false, err
 	}
-	total, err := removeDuplicatesIn(ctx, conn, loadID, earlierUndated, lo, hi, undated)
-	return total, undated > 0, err
-}
-
-// removeDuplicatesIn is removeDuplicateRows for a load whose rows' stage_at lie between lo and
-// hi, but for undated of them, which have none.
-func removeDuplicatesIn(ctx context.Context, conn *sql.Conn, loadID int64, earlierUndated bool, lo, hi sql.NullTime, undated int64) (int64, error) {
 	// Equal hashes: maybe duplicates inside this load. They are found as equal neighbours in the
 	// sorted hashes, not by count(DISTINCT …), whose hash table of every event of the load made
 	// the check of a load of 10M events take 5.3-5.4 s instead of 2.4-2.7 s (BENCHMARKS.md).
 	var sameHash bool
-	err := conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM (
+	err = conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM (
 			SELECT h = lag(h) OVER (ORDER BY h) AS same FROM (
 				SELECT hash(audit_id, stage, cluster) AS h FROM audit_events WHERE load_id = $1))
 		WHERE same`, loadID).Scan(&sameHash)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var total int64
 	deleted := func(query string, args ...any) error {
@@ -362,7 +355,7 @@ func removeDuplicatesIn(ctx context.Context, conn *sql.Conn, loadID int64, earli
 				FROM audit_events WHERE load_id = $1)
 			WHERE copy > 1)`, loadID)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	// two scans, not one filter on "in the range OR NULL": the range's is pruned by the row groups'
@@ -382,13 +375,13 @@ func removeDuplicatesIn(ctx context.Context, conn *sql.Conn, loadID int64, earli
 		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
 		WHERE n.load_id = $1)`, loadID, lo, hi)
 	if err != nil || undated == 0 {
-		return total, err
+		return total, undated > 0, err
 	}
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
 		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1) o
 		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
 		WHERE n.load_id = $1 AND n.stage_at IS NULL)`, loadID)
-	return total, err
+	return total, true, err
 }
 
 // rejectReason explains why a line is not an audit event, in the words of Go's decoder.
