@@ -3,11 +3,16 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kubesift/kubesift/ingest/audit"
 	"github.com/kubesift/kubesift/ingest/conntrack"
+	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/store"
 )
 
 // groupEvents is an audit log of n Metadata events from id; with dated false they carry neither
@@ -153,5 +158,120 @@ func TestGroupSize(t *testing.T) {
 	groupBytes = int64(len(many)) * 1000
 	if n := groupSize(many); n != groupFiles {
 		t.Errorf("groupSize of %d small files: %d, want %d", len(many), n, groupFiles)
+	}
+}
+
+// countingRuns is the audit loader with the sizes of the runs it loaded counted.
+type countingRuns struct {
+	audit.Loader
+	runs *[]int
+}
+
+func (c countingRuns) LoadRun(ctx context.Context, files []*load.File) error {
+	*c.runs = append(*c.runs, len(files))
+	return c.Loader.LoadRun(ctx, files)
+}
+
+// TestARunLoadsAsEachFileAlone: audit logs loaded together (a RunLoader's run) make the rows,
+// counts, rejected lines, warnings and notes of each file loaded alone: a recording with
+// Endpoints bodies in every envelope, over two clusters' directories, each file sharing events
+// with the next and with a load before that derived no endpoint states; every log of testdata (duplicates inside a file and of
+// the files before, undated events, invalid lines, fields of the wrong type, invalid UTF-8,
+// damaged gzip members); and a copy of a file, left for after its run so that it is seen as
+// loaded.
+func TestARunLoadsAsEachFileAlone(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path string, data []byte) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFileT(t, path, data)
+	}
+	evs := sampleEvents(t, "../samples/flapping/audit.log")
+	step := len(evs) / len(packagings)
+	for k, p := range packagings {
+		part := evs[k*step : min(len(evs), (k+2)*step)] // half of it is the next file's
+		path := filepath.Join(dir, []string{"a", "a", "b"}[k%3], fmt.Sprintf("%02d", k), p.file)
+		write(path, nil)
+		p.write(t, path, part)
+	}
+	first := filepath.Join(dir, "a", "00", packagings[0].file)
+	write(first+".1", readFile(t, first))
+	testdata, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range testdata {
+		write(filepath.Join(dir, "a", "testdata", filepath.Base(path)), readFile(t, path))
+	}
+	// before the other logs of its events: its fields of the wrong type become warnings
+	write(filepath.Join(dir, "a", "0-warnings", "bad-field-types.log"), readFile(t, "testdata/bad-field-types.bad.log"))
+	earlier := filepath.Join(t.TempDir(), "earlier.log")
+	writeFileT(t, earlier, ndjson(t, evs[9*step:10*step])) // the first half of the webhook's, which has Endpoints writes
+
+	inputs, err := ExpandPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := groupSize(inputs); n != len(inputs) {
+		t.Fatalf("groupSize: %d of %d inputs", n, len(inputs))
+	}
+	var runs []int
+	defer func(was []Loader) { loaders = was }(loaders)
+	loaders = append([]Loader{countingRuns{runs: &runs}}, loaders[1:]...)
+	load := func(together bool) (*store.DB, []FileResult) {
+		if !together {
+			defer func(was int64) { groupBytes = was }(groupBytes)
+			groupBytes = 0
+		}
+		db := openTestDB(t)
+		ingestFiles(t, db, Options{Cluster: "a", NoAuditEndpoints: true}, earlier)               // the run's copies of its events derive rows it lacks
+		results, _ := New(db, Options{ClusterPerDir: true}).Ingest(context.Background(), inputs) // the damaged files fail
+		return db, results
+	}
+	alone, aloneResults := load(false)
+	if len(runs) != 0 {
+		t.Fatalf("runs of %v with groups off", runs)
+	}
+	together, togetherResults := load(true)
+	if slices.Max(runs) < len(packagings)/2 {
+		t.Errorf("runs of %v files: want the logs of the envelopes in a few runs", runs)
+	}
+	if n := queryInt(t, together, "SELECT count(DISTINCT finished_at) FROM ingest_files WHERE load_id > 1"); n != 1 {
+		t.Errorf("the loads ended at %d times, want 1: the group was loaded file by file", n)
+	}
+	for i := range inputs {
+		a, b := aloneResults[i], togetherResults[i]
+		a.Elapsed, b.Elapsed = 0, 0
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s:\nalone    %+v\ntogether %+v", inputs[i].Path, a, b)
+		}
+	}
+	for what, has := range map[string]func(r FileResult) bool{
+		"duplicates of the load before": func(r FileResult) bool { return strings.HasSuffix(r.Path, packagings[9].file) && r.Duplicates > 0 },
+		"duplicates of the file before": func(r FileResult) bool { return strings.HasSuffix(r.Path, packagings[1].file) && r.Duplicates > 0 },
+		"rejected lines":                func(r FileResult) bool { return r.Rejected > 0 },
+		"warnings":                      func(r FileResult) bool { return r.Warnings > 0 },
+		"no new data":                   func(r FileResult) bool { return r.Skipped == "no new data since the last load" },
+	} {
+		if !slices.ContainsFunc(aloneResults, has) {
+			t.Errorf("no file with %s", what)
+		}
+	}
+	if n := queryInt(t, together, `SELECT count(*) FROM endpoint_addresses d WHERE source = 'audit'
+		AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = d.load_id AND a.source_line = d.source_line)`); n != 0 {
+		t.Errorf("%d endpoint_addresses rows of audit events that were not loaded", n)
+	}
+	for _, table := range queryStrings(t, alone, "SELECT table_name FROM duckdb_tables() ORDER BY 1") {
+		cols := queryStrings(t, alone, `SELECT '"' || column_name || '"' FROM duckdb_columns()
+			WHERE table_name = ? AND column_name NOT IN ('started_at', 'finished_at') ORDER BY column_index`, table)
+		q := fmt.Sprintf("SELECT row(%s)::VARCHAR AS r FROM %s ORDER BY r", strings.Join(cols, ", "), table)
+		want, got := queryStrings(t, alone, q), queryStrings(t, together, q)
+		if i := slices.IndexFunc(want, func(r string) bool { return !slices.Contains(got, r) }); i >= 0 || len(want) != len(got) {
+			t.Errorf("%s: %d rows loaded together, %d each alone", table, len(got), len(want))
+			if i >= 0 {
+				t.Errorf("%s: loaded alone but not together: %s", table, want[i])
+			}
+		}
 	}
 }

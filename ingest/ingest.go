@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -304,7 +305,11 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 	defer conn.Close()
 	var loaded []func()
 	err = inTransaction(ctx, conn, path, func() (bool, error) {
-		return in.load(ctx, conn, map[string]any{}, src, loader, cluster, start, &r, &loaded)
+		f, err := in.prepare(ctx, conn, map[string]any{}, src, loader, cluster, &r, &loaded)
+		if f == nil || err != nil {
+			return false, err
+		}
+		return in.settleLoad(ctx, f, start, &r, in.loadFiles(ctx, loader, []*load.File{f}))
 	})
 	r.Elapsed = time.Since(start)
 	for _, done := range loaded {
@@ -313,10 +318,15 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 	return r, err
 }
 
-// ingestGroup loads files in one transaction, in order (see groupSize). A file it cannot open
-// or tell the kind of is a result with that error, as from ingestFile. It returns false, with
-// nothing of the files loaded, when a load or the commit failed: the caller loads them one by
-// one then, so that the failure is its own file's and the others are kept.
+// runFiles bounds the files of a group loaded together by a RunLoader: each is an open file
+// until the run is loaded.
+const runFiles = 128
+
+// ingestGroup loads files in one transaction, in order (see groupSize); consecutive files of a
+// RunLoader's kind are loaded together, up to runFiles of them. A file it cannot open or tell the
+// kind of is a result with that error, as from ingestFile. It returns false, with nothing of the
+// files loaded, when a load or the commit failed: the caller loads them one by one then, so that
+// the failure is its own file's and the others are kept.
 func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResult, bool) {
 	conn, err := in.db.Conn(ctx)
 	if err != nil {
@@ -324,29 +334,80 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 	}
 	defer conn.Close()
 	shared := map[string]any{}
-	var results []FileResult
+	results := make([]FileResult, len(inputs))
 	var loaded []func()
 	defer func() {
 		for _, done := range loaded {
 			done()
 		}
 	}()
+	type prepared struct {
+		i     int // in inputs
+		f     *load.File
+		start time.Time
+	}
+	var run []prepared // files of one loader, opened and given their load ids, to load together
+	var runLoader Loader
+	loadRun := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		defer func() {
+			for _, p := range run {
+				p.f.Src.Close()
+			}
+			run = run[:0]
+		}()
+		files := make([]*load.File, len(run))
+		for k, p := range run {
+			files[k] = p.f
+		}
+		loadErr := in.loadFiles(ctx, runLoader, files)
+		for _, p := range run {
+			r := &results[p.i]
+			if _, err := in.settleLoad(ctx, p.f, p.start, r, loadErr); err != nil {
+				return err
+			}
+			r.Elapsed = time.Since(p.start)
+		}
+		return nil
+	}
 	err = inTransaction(ctx, conn, inputs[0].Path+" and the small files after it", func() (bool, error) {
-		for _, input := range inputs {
+		for i, input := range inputs {
 			start := time.Now()
 			src, loader, r, err := in.open(ctx, input.Path)
-			if src != nil {
-				_, err = in.load(ctx, conn, shared, src, loader, in.clusterOf(input), start, &r, &loaded)
+			if src == nil {
+				r.Err = err
+				results[i] = r
+				continue
+			}
+			_, together := loader.(RunLoader)
+			// A file with the first line of one in the run is loaded after it is recorded:
+			// resumePoint may continue where it stopped.
+			sameStart := slices.ContainsFunc(run, func(p prepared) bool { return p.f.Src.Identity == src.Identity })
+			if len(run) > 0 && (!together || loader.Kind() != runLoader.Kind() || len(run) == runFiles || sameStart) {
+				if err := loadRun(); err != nil {
+					src.Close()
+					return false, err
+				}
+			}
+			f, err := in.prepare(ctx, conn, shared, src, loader, in.clusterOf(input), &r, &loaded)
+			results[i] = r
+			if f == nil || err != nil {
 				src.Close()
 				if err != nil {
 					return false, err
 				}
-				r.Elapsed = time.Since(start)
+				continue
 			}
-			r.Err = err
-			results = append(results, r)
+			run, runLoader = append(run, prepared{i: i, f: f, start: start}), loader
+			if !together {
+				if err := loadRun(); err != nil {
+					return false, err
+				}
+			}
 		}
-		return true, nil
+		return true, loadRun()
 	})
 	return results, err == nil
 }
@@ -377,11 +438,12 @@ func (in *Ingester) open(ctx context.Context, path string) (*source.Source, Load
 	return src, loader, r, nil
 }
 
-// load loads src with loader on conn, whose transaction the caller opened and ends (commit says
-// whether to commit it), and fills r in. shared is what the loads in that transaction keep for
-// each other (load.File.Shared). What Options.Settling returns goes to loaded, for the caller to
-// call once the transaction has ended.
-func (in *Ingester) load(ctx context.Context, conn *sql.Conn, shared map[string]any, src *source.Source, loader Loader, cluster string, start time.Time, r *FileResult, loaded *[]func()) (commit bool, err error) {
+// prepare makes the load of src with loader on conn, whose transaction the caller opened and
+// ends, and gives it its load id. It returns no load when the file is not to be read (r.Skipped
+// says why). shared is what the loads in that transaction keep for each other
+// (load.File.Shared). What Options.Settling returns goes to loaded, for the caller to call once
+// the transaction has ended.
+func (in *Ingester) prepare(ctx context.Context, conn *sql.Conn, shared map[string]any, src *source.Source, loader Loader, cluster string, r *FileResult, loaded *[]func()) (*load.File, error) {
 	f := &load.File{Kind: loader.Kind(), Src: src, Conn: conn, Shared: shared, Tables: loader.Tables(), Settings: in.settings(cluster), EndOffset: -1, EndLine: -1}
 	if in.opt.Settling != nil {
 		var settling bool
@@ -394,26 +456,41 @@ func (in *Ingester) load(ctx context.Context, conn *sql.Conn, shared map[string]
 			}
 		}
 	}
+	var err error
 	if r.Skipped, err = resumePoint(ctx, f, loader.Resumable()); err != nil || r.Skipped != "" {
-		return false, err
+		return nil, err
 	}
 	// The load id comes from a sequence and is committed on its own (on a connection of its
 	// own), before the load: the id of a killed load is never given again (see store.Open's
-	// repair).
+	// repair). Ids ascend in the order of the loads.
 	if err := in.db.QueryRowContext(ctx, "SELECT nextval('"+store.LoadIDSequence+"')").Scan(&f.LoadID); err != nil {
-		return false, fmt.Errorf("loading %s: %w", src.Name, err)
+		return nil, fmt.Errorf("loading %s: %w", src.Name, err)
 	}
+	return f, nil
+}
+
+// loadFiles runs loader over files, prepared in the same transaction: Load for one file, with
+// its progress shown, LoadRun for several.
+func (in *Ingester) loadFiles(ctx context.Context, loader Loader, files []*load.File) error {
+	if len(files) > 1 {
+		return loader.(RunLoader).LoadRun(ctx, files)
+	}
+	stop := in.showProgress(files[0].Src)
+	defer stop()
+	return loader.Load(ctx, files[0])
+}
+
+// settleLoad fills r in from the load of f, which loadErr ended, records the file's damage and
+// the load in ingest_files; commit says whether the load wrote anything to commit.
+func (in *Ingester) settleLoad(ctx context.Context, f *load.File, start time.Time, r *FileResult, loadErr error) (commit bool, err error) {
 	defer func() {
 		r.LoadID, r.Lines, r.Rows, r.Rejected, r.Warnings, r.Duplicates = f.LoadID, f.Lines, f.Rows, f.Rejected, f.Warnings, f.Duplicates
 		r.FirstError, r.Note, r.ReadBytes = f.FirstError, f.Note, f.ReadBytes
 	}()
-	stop := in.showProgress(src)
-	err = loader.Load(ctx, f)
-	stop()
-	if err == nil {
-		err = f.RecordDamage(ctx)
+	if loadErr != nil {
+		return false, loadErr
 	}
-	if err != nil {
+	if err := f.RecordDamage(ctx); err != nil {
 		return false, err
 	}
 	if f.StartOffset > 0 && f.Lines == 0 {

@@ -33,6 +33,16 @@ type Loader interface {
 	Load(ctx context.Context, f *load.File) error
 }
 
+// A RunLoader is a Loader that loads consecutive files of a group that shares a transaction
+// (see groupSize) together, with the statements of one load: each file is still a load of its
+// own, with its load id, counts and rejected lines.
+type RunLoader interface {
+	Loader
+	// LoadRun loads files, in order, as Load loads each after the one before it. Their load ids
+	// ascend in that order, with no other load's between them; errors name the files.
+	LoadRun(ctx context.Context, files []*load.File) error
+}
+
 // loaders lists every kind of evidence, in the order DetectKind asks them.
 var loaders = []Loader{
 	audit.Loader{},

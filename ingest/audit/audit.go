@@ -47,61 +47,91 @@ func (Loader) Tables() []store.Table {
 // Resumable is true: a growing or rotated log is read on from where the last load stopped.
 func (Loader) Resumable() bool { return true }
 
-// Load streams one audit log into audit_events: its envelope decodes it into batches of raw
-// events, DuckDB's json_transform turns them into rows in one INSERT, and then the rows that are
-// not events, or that a load already has, are taken out again.
-func (Loader) Load(ctx context.Context, f *load.File) error {
-	env := envelopeOf(f.Src.Name, f.Src.Head)
-	if env == nil {
-		env = jsonLines{} // --kind audit on a file without the marks: each line not an event is rejected with its reason
+// Load streams one audit log into audit_events: LoadRun of the file alone.
+func (l Loader) Load(ctx context.Context, f *load.File) error { return l.LoadRun(ctx, []*load.File{f}) }
+
+// LoadRun streams audit logs into audit_events, in order, each its own load: their envelopes
+// decode them into batches of raw events, DuckDB's json_transform turns the events of all of them
+// into rows in one INSERT, and then the rows that are not events, or that a load already has, are
+// taken out again, with one statement of each kind for all the files. The files share the
+// transaction, and their load ids ascend in their order with no other load's between them. Each
+// statement has a fixed cost of milliseconds: a run of small files loaded each with its own cost
+// 50 ms a file of 200 events (BENCHMARKS.md).
+func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
+	run := make([]*runFile, len(files))
+	for i, f := range files {
+		env := envelopeOf(f.Src.Name, f.Src.Head)
+		if env == nil {
+			env = jsonLines{} // --kind audit on a file without the marks: each line not an event is rejected with its reason
+		}
+		run[i] = &runFile{f: f, env: env, out: &events{tail: -1, redact: !f.Settings.KeepSecrets}}
 	}
-	earlierUndated, err := undatedBefore(ctx, f)
+	name := files[0].Src.Name
+	if len(files) > 1 {
+		name = fmt.Sprintf("%s and the %s after it", name, load.Plural(len(files)-1, "file"))
+	}
+	earlierUndated, err := undatedBefore(ctx, files[0])
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+		return fmt.Errorf("loading %s: %w", name, err)
 	}
-	deriver := newEndpointDeriver(ctx, f)
+	deriver := newEndpointDeriver(ctx, files)
 	defer deriver.stop()
-	out := &events{tail: -1, redact: !f.Settings.KeepSecrets}
-	inserted, readErr, err := insert(ctx, f, env.name(), func(send func(*batch) bool) error {
-		out.send = func(b *batch) bool {
-			b.eachWrite(deriver.event)
-			return send(b)
-		}
-		return env.decode(f, out)
-	})
-	if err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	if err := insert(ctx, run, deriver); err != nil {
+		return fmt.Errorf("loading %s: %w", name, err)
 	}
-	f.RowsIn()
-	rejects, problems, err := settle(ctx, f, inserted, earlierUndated)
-	if err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	for _, rf := range run {
+		rf.f.RowsIn()
 	}
-	removed := len(rejects) > 0 || f.Duplicates > 0 // rows of the load's events deleted again
-	rejects = holdBackTail(f, append(rejects, out.rejects...), out.tail)
+	problems, err := settle(ctx, run, earlierUndated)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", name, err)
+	}
+	removed := false // rows of the loads' events deleted again
+	for _, rf := range run {
+		removed = removed || len(rf.rejects) > 0 || rf.f.Duplicates > 0
+		rf.rejects = holdBackTail(rf.f, append(rf.rejects, rf.out.rejects...), rf.out.tail)
+	}
 	if problems {
-		if err := takeWarnings(ctx, f); err != nil {
-			return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+		if err := takeWarnings(ctx, run); err != nil {
+			return fmt.Errorf("loading %s: %w", name, err)
 		}
 	}
-	if err := deriver.finish(ctx, f, removed); err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+	if err := deriver.finish(ctx, files, removed); err != nil {
+		return fmt.Errorf("loading %s: %w", name, err)
 	}
-	if out.repaired > 0 {
-		f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(out.repaired, "event")))
+	for _, rf := range run {
+		f := rf.f
+		if rf.out.repaired > 0 {
+			f.AddNote(fmt.Sprintf("%s had invalid UTF-8, replaced by U+FFFD", load.Plural(rf.out.repaired, "event")))
+		}
+		if rf.readErr != nil {
+			f.AddNote(fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", f.Lines, f.ReadBytes, rf.readErr))
+			rf.rejects = append(rf.rejects, load.Rejected{Line: f.Lines + 1, Offset: -1, Reason: "unreadable: " + rf.readErr.Error()})
+		}
+		if err := f.RecordRejects(ctx, rf.rejects); err != nil {
+			return err
+		}
 	}
-	if readErr != nil {
-		f.AddNote(fmt.Sprintf("reading stopped after line %d (byte %d of the decompressed stream): %v; the lines before it were loaded", f.Lines, f.ReadBytes, readErr))
-		rejects = append(rejects, load.Rejected{Line: f.Lines + 1, Offset: -1, Reason: "unreadable: " + readErr.Error()})
-	}
-	return f.RecordRejects(ctx, rejects)
+	return nil
 }
 
-// insert runs decode on a goroutine of its own and hands the batches it sends to DuckDB, joined
-// into records of a row group (coalescer), which inserts them into audit_events with one
-// statement, each row with the name of the envelope. It returns the number of rows inserted and
-// decode's read error.
-func insert(ctx context.Context, f *load.File, envelope string, decode func(send func(*batch) bool) error) (inserted int64, readErr, err error) {
+// runFile is one file of a run (LoadRun) and what its load made.
+type runFile struct {
+	f       *load.File
+	env     envelope
+	out     *events
+	rows    int64           // rows handed to DuckDB
+	readErr error           // the read failure that stopped decoding early
+	rejects []load.Rejected // lines DuckDB read as no event, then every rejected line
+}
+
+// insert runs the decoding of the run's files, one after the other, on a goroutine of its own and
+// hands the batches to DuckDB, joined into records of a row group (coalescer) whatever file their
+// events are from, which inserts them into audit_events with one statement. Each row carries the
+// number of its file in the run, by which the statement gives it the file's load id, name,
+// envelope and the cluster and apiserver the user named. It counts each file's rows and keeps its
+// read error; the endpoints writes go to deriver.
+func insert(ctx context.Context, run []*runFile, deriver *endpointDeriver) error {
 	prodCtx, cancel := context.WithCancel(ctx) // stops the producer when DuckDB stops reading
 	defer cancel()
 	// Unbuffered: DuckDB takes each record when it is ready for it. Every record waiting in a
@@ -132,15 +162,24 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 			}
 			return err == nil
 		}
-		readErr = decode(func(b *batch) bool { return send(records.add(b.record())) })
-		if prodCtx.Err() == nil {
-			send(records.flush(runtime.GOMAXPROCS(0)))
+		for i, rf := range run {
+			rf.out.send = func(b *batch) bool {
+				b.eachWrite(func(w write, line int64, cluster string) { deriver.event(i, w, line, cluster) })
+				rf.rows += int64(b.rows())
+				return send(records.add(b.record(int32(i + 1))))
+			}
+			rf.readErr = rf.env.decode(rf.f, rf.out)
+			if prodCtx.Err() != nil {
+				return
+			}
 		}
+		send(records.flush(runtime.GOMAXPROCS(0)))
 	}()
 
-	view := fmt.Sprintf("kubesift_audit_stream_%d", f.LoadID)
+	first := run[0].f
+	view := fmt.Sprintf("kubesift_audit_stream_%d", first.LoadID)
 	var release func()
-	err = f.Conn.Raw(func(dc any) error {
+	err := first.Conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
@@ -151,64 +190,119 @@ func insert(ctx context.Context, f *load.File, envelope string, decode func(send
 	if err != nil {
 		cancel()
 		<-produced
-		return 0, nil, fmt.Errorf("handing the events to DuckDB: %w", err)
+		return fmt.Errorf("handing the events to DuckDB: %w", err)
 	}
-	res, err := f.Conn.ExecContext(ctx, strings.Replace(loadQuery, "STREAM_VIEW", view, 1),
-		sql.Named("source_file", f.Src.Name), sql.Named("load_id", f.LoadID), sql.Named("redact", !f.Settings.KeepSecrets),
-		sql.Named("cluster", f.Settings.Cluster), sql.Named("apiserver", f.Settings.APIServer), sql.Named("envelope", envelope),
-		sql.Named("path_apiserver", pathAPIServer(f.Src.Name)))
+	loadIDs, names, envelopes, clusters, apiservers, pathAPIServers := make([]int64, len(run)), make([]string, len(run)),
+		make([]string, len(run)), make([]string, len(run)), make([]string, len(run)), make([]string, len(run))
+	for i, rf := range run {
+		loadIDs[i], names[i], envelopes[i] = rf.f.LoadID, rf.f.Src.Name, rf.env.name()
+		clusters[i], apiservers[i], pathAPIServers[i] = rf.f.Settings.Cluster, rf.f.Settings.APIServer, pathAPIServer(rf.f.Src.Name)
+	}
+	res, err := first.Conn.ExecContext(ctx, strings.Replace(loadQuery, "STREAM_VIEW", view, 1),
+		sql.Named("load_ids", loadIDs), sql.Named("source_files", names), sql.Named("envelopes", envelopes),
+		sql.Named("clusters", clusters), sql.Named("apiservers", apiservers), sql.Named("path_apiservers", pathAPIServers),
+		sql.Named("redact", !first.Settings.KeepSecrets))
 	cancel()
 	<-produced
 	for rec := range ch { // batches DuckDB did not take after a failure
 		rec.Release()
 	}
 	release()
-	if _, dropErr := f.Conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view); dropErr != nil && err == nil {
+	if _, dropErr := first.Conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view); dropErr != nil && err == nil {
 		err = dropErr
 	}
 	if err == nil {
 		err = joinErr
 	}
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
-	inserted, err = res.RowsAffected()
-	return inserted, readErr, err
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	var handed int64
+	for _, rf := range run {
+		handed += rf.rows
+	}
+	if inserted != handed {
+		return fmt.Errorf("DuckDB inserted %d rows of the %d it was handed", inserted, handed)
+	}
+	return nil
 }
 
 // settle takes the rows that are not audit events out of audit_events, and the rows a load
-// already has, and counts what is left. It returns the rejected lines, and whether any row of
-// the load had a load_problem: without one there are neither rejected rows nor warnings
-// (takeWarnings) to look for.
-func settle(ctx context.Context, f *load.File, inserted int64, earlierUndated bool) (rejects []load.Rejected, problems bool, err error) {
-	if problems, err = hasLoadProblems(ctx, f.Conn, f.LoadID); err != nil {
-		return nil, false, err
+// already has, and counts what is left of each file's. It returns whether any row of the run had
+// a load_problem: without one there are neither rejected rows nor warnings (takeWarnings) to look
+// for.
+func settle(ctx context.Context, run []*runFile, earlierUndated bool) (problems bool, err error) {
+	conn, first, last := run[0].f.Conn, run[0].f.LoadID, run[len(run)-1].f.LoadID
+	if problems, err = hasLoadProblems(ctx, conn, first, last); err != nil {
+		return false, err
 	}
 	if problems {
-		if rejects, err = takeRejectedRows(ctx, f.Conn, f.LoadID); err != nil {
-			return nil, false, err
+		rejected, err := takeRejectedRows(ctx, conn, first, last)
+		if err != nil {
+			return false, err
+		}
+		for _, rf := range run {
+			rf.rejects = rejected[rf.f.LoadID]
 		}
 	}
-	dups, undated, err := removeDuplicateRows(ctx, f.Conn, f.LoadID, earlierUndated)
+	dups, undated, err := removeDuplicateRows(ctx, conn, first, last, earlierUndated)
 	if err != nil {
-		return nil, false, fmt.Errorf("removing duplicates: %w", err)
+		return false, fmt.Errorf("removing duplicates: %w", err)
 	}
-	if undated && f.Shared != nil {
-		f.Shared[undatedKey] = true
+	if undated && run[0].f.Shared != nil {
+		run[0].f.Shared[undatedKey] = true
 	}
-	f.Rows = inserted - int64(len(rejects)) - dups
-	f.Duplicates = dups
-	return rejects, problems, nil
+	kept := map[int64]int64{}
+	switch {
+	case dups == 0:
+	case len(run) == 1:
+		kept[first] = run[0].rows - int64(len(run[0].rejects)) - dups
+	default:
+		if kept, err = rowsOfLoads(ctx, conn, first, last); err != nil {
+			return false, fmt.Errorf("counting the rows kept: %w", err)
+		}
+	}
+	for _, rf := range run {
+		f := rf.f
+		f.Rows = rf.rows - int64(len(rf.rejects))
+		if dups > 0 {
+			f.Rows = kept[f.LoadID]
+		}
+		f.Duplicates = rf.rows - int64(len(rf.rejects)) - f.Rows
+	}
+	return problems, nil
 }
 
-// hasLoadProblems reports whether a row of the load has a load_problem: it is not an event, or
+// rowsOfLoads counts the audit_events rows of each of the loads first to last.
+func rowsOfLoads(ctx context.Context, conn *sql.Conn, first, last int64) (map[int64]int64, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT load_id, count(*) FROM audit_events WHERE load_id BETWEEN $1 AND $2 GROUP BY load_id", first, last)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	kept := map[int64]int64{}
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		kept[id] = n
+	}
+	return kept, rows.Err()
+}
+
+// hasLoadProblems reports whether a row of the loads first to last has a load_problem: it is not an event, or
 // an event with a field of the wrong type. It reads that column alone, NULL in almost every row;
 // the queries that take such rows out test audit_id too, a wide column DuckDB then reads in every
 // row of the load. For a load of 10M events without such rows, settling and looking for warnings
 // took 3.3 s instead of 6.0 s (BENCHMARKS.md).
-func hasLoadProblems(ctx context.Context, conn *sql.Conn, loadID int64) (bool, error) {
+func hasLoadProblems(ctx context.Context, conn *sql.Conn, first, last int64) (bool, error) {
 	var problems bool
-	err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM audit_events WHERE load_id = $1 AND load_problem IS NOT NULL)", loadID).Scan(&problems)
+	err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM audit_events WHERE load_id BETWEEN $1 AND $2 AND load_problem IS NOT NULL)", first, last).Scan(&problems)
 	if err != nil {
 		return false, fmt.Errorf("looking for rows that are not events: %w", err)
 	}
@@ -233,55 +327,66 @@ func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Reje
 	return slices.Delete(rejects, i, i+1)
 }
 
-// takeRejectedRows deletes the rows DuckDB could not read as audit events and returns them.
-func takeRejectedRows(ctx context.Context, conn *sql.Conn, loadID int64) ([]load.Rejected, error) {
-	rows, err := conn.QueryContext(ctx,
-		`DELETE FROM audit_events WHERE load_id = $1 AND audit_id IS NULL AND load_problem IS NOT NULL RETURNING source_line, source_offset, load_problem`, loadID)
+// takeRejectedRows deletes the rows of the loads first to last that DuckDB could not read as
+// audit events and returns them by load.
+func takeRejectedRows(ctx context.Context, conn *sql.Conn, first, last int64) (map[int64][]load.Rejected, error) {
+	rows, err := conn.QueryContext(ctx, `DELETE FROM audit_events WHERE load_id BETWEEN $1 AND $2 AND audit_id IS NULL AND load_problem IS NOT NULL
+		RETURNING load_id, source_line, source_offset, load_problem`, first, last)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []load.Rejected
+	out := map[int64][]load.Rejected{}
 	for rows.Next() {
 		var r load.Rejected
+		var id int64
 		var text string
-		if err := rows.Scan(&r.Line, &r.Offset, &text); err != nil {
+		if err := rows.Scan(&id, &r.Line, &r.Offset, &text); err != nil {
 			return nil, err
 		}
 		r.Text = []byte(text)
 		r.Reason = rejectReason(r.Text)
-		out = append(out, r)
+		out[id] = append(out[id], r)
 	}
 	return out, rows.Err()
 }
 
-// takeWarnings records the events of this load that were kept with a field of the wrong type
-// (read as NULL) as warnings in ingest_errors, and clears their bookkeeping column.
-func takeWarnings(ctx context.Context, f *load.File) error {
-	rows, err := f.Conn.QueryContext(ctx, `SELECT source_line, source_offset, load_problem, audit_id FROM audit_events
-		WHERE load_id = $1 AND audit_id IS NOT NULL AND load_problem IS NOT NULL ORDER BY source_line`, f.LoadID)
+// takeWarnings records the events of the run that were kept with a field of the wrong type (read
+// as NULL) as warnings in ingest_errors, each under its file, and clears their bookkeeping column.
+func takeWarnings(ctx context.Context, run []*runFile) error {
+	conn, first, last := run[0].f.Conn, run[0].f.LoadID, run[len(run)-1].f.LoadID
+	rows, err := conn.QueryContext(ctx, `SELECT load_id, source_line, source_offset, load_problem, audit_id FROM audit_events
+		WHERE load_id BETWEEN $1 AND $2 AND audit_id IS NOT NULL AND load_problem IS NOT NULL ORDER BY load_id, source_line`, first, last)
 	if err != nil {
 		return err
 	}
-	var warnings []load.Rejected
+	warnings := map[int64][]load.Rejected{}
 	for rows.Next() {
 		var w load.Rejected
+		var id int64
 		var fields, auditID string
-		if err := rows.Scan(&w.Line, &w.Offset, &fields, &auditID); err != nil {
+		if err := rows.Scan(&id, &w.Line, &w.Offset, &fields, &auditID); err != nil {
 			rows.Close()
 			return err
 		}
 		w.Reason = "unreadable field, loaded as NULL (the event is kept): " + fields
 		w.Text = []byte("auditID " + auditID)
-		warnings = append(warnings, w)
+		warnings[id] = append(warnings[id], w)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(warnings) == 0 {
 		return err
 	}
-	if _, err := f.Conn.ExecContext(ctx, "UPDATE audit_events SET load_problem = NULL WHERE load_id = $1 AND audit_id IS NOT NULL AND load_problem IS NOT NULL", f.LoadID); err != nil {
+	if _, err := conn.ExecContext(ctx, "UPDATE audit_events SET load_problem = NULL WHERE load_id BETWEEN $1 AND $2 AND audit_id IS NOT NULL AND load_problem IS NOT NULL", first, last); err != nil {
 		return err
 	}
-	return f.RecordWarnings(ctx, warnings)
+	for _, rf := range run {
+		if w := warnings[rf.f.LoadID]; len(w) > 0 {
+			if err := rf.f.RecordWarnings(ctx, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // undatedKey is what audit loads keep in load.File.Shared: whether audit_events holds a row
@@ -314,27 +419,28 @@ func hasUndatedEvents(ctx context.Context, conn *sql.Conn) (bool, error) {
 	return undated, nil
 }
 
-// removeDuplicateRows deletes rows of this load whose (audit_id, stage, cluster) is already present,
-// from an earlier load or earlier in this one, and returns how many it deleted and whether the
-// load has rows without stage_at. Earlier loads are searched within this load's stage_at range
-// (and, when earlierUndated, among rows without stage_at); a row of this load without stage_at
-// is looked for among all of them.
-func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earlierUndated bool) (int64, bool, error) {
+// removeDuplicateRows deletes rows of the loads first to last whose (audit_id, stage, cluster) is
+// already present, from an earlier load or earlier in these (by load, then line): the rows a load
+// of each file after the one before it would have deleted. It returns how many it deleted and
+// whether the loads have rows without stage_at. Earlier loads are searched within these loads'
+// stage_at range (and, when earlierUndated, among rows without stage_at); a row of these loads
+// without stage_at is looked for among all of them.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, first, last int64, earlierUndated bool) (int64, bool, error) {
 	var lo, hi sql.NullTime
 	var n, undated int64
 	err := conn.QueryRowContext(ctx, `SELECT min(stage_at), max(stage_at), count(*), count(*) - count(stage_at)
-		FROM audit_events WHERE load_id = $1`, loadID).Scan(&lo, &hi, &n, &undated)
+		FROM audit_events WHERE load_id BETWEEN $1 AND $2`, first, last).Scan(&lo, &hi, &n, &undated)
 	if err != nil || n == 0 {
 		return 0, false, err
 	}
-	// Equal hashes: maybe duplicates inside this load. They are found as equal neighbours in the
+	// Equal hashes: maybe duplicates inside these loads. They are found as equal neighbours in the
 	// sorted hashes, not by count(DISTINCT …), whose hash table of every event of the load made
 	// the check of a load of 10M events take 5.3-5.4 s instead of 2.4-2.7 s (BENCHMARKS.md).
 	var sameHash bool
 	err = conn.QueryRowContext(ctx, `SELECT count(*) > 0 FROM (
 			SELECT h = lag(h) OVER (ORDER BY h) AS same FROM (
-				SELECT hash(audit_id, stage, cluster) AS h FROM audit_events WHERE load_id = $1))
-		WHERE same`, loadID).Scan(&sameHash)
+				SELECT hash(audit_id, stage, cluster) AS h FROM audit_events WHERE load_id BETWEEN $1 AND $2))
+		WHERE same`, first, last).Scan(&sameHash)
 	if err != nil {
 		return 0, false, err
 	}
@@ -351,9 +457,9 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earl
 	if sameHash { // settle it exactly
 		err := deleted(`DELETE FROM audit_events WHERE rowid IN (
 			SELECT rid FROM (
-				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage, cluster ORDER BY source_line, rowid) AS copy
-				FROM audit_events WHERE load_id = $1)
-			WHERE copy > 1)`, loadID)
+				SELECT rowid AS rid, row_number() OVER (PARTITION BY audit_id, stage, cluster ORDER BY load_id, source_line, rowid) AS copy
+				FROM audit_events WHERE load_id BETWEEN $1 AND $2)
+			WHERE copy > 1)`, first, last)
 		if err != nil {
 			return 0, false, err
 		}
@@ -367,20 +473,20 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, loadID int64, earl
 	if earlierUndated {
 		undatedEarlier = `
 			UNION ALL
-			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1 AND stage_at IS NULL`
+			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id < $1 AND stage_at IS NULL`
 	}
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
 		SELECT n.rowid FROM audit_events n SEMI JOIN (
-			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1 AND stage_at BETWEEN $2 AND $3`+undatedEarlier+`) o
+			SELECT audit_id, stage, cluster FROM audit_events WHERE load_id < $1 AND stage_at BETWEEN $3 AND $4`+undatedEarlier+`) o
 		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
-		WHERE n.load_id = $1)`, loadID, lo, hi)
+		WHERE n.load_id BETWEEN $1 AND $2)`, first, last, lo, hi)
 	if err != nil || undated == 0 {
 		return total, undated > 0, err
 	}
 	err = deleted(`DELETE FROM audit_events WHERE rowid IN (
-		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage, cluster FROM audit_events WHERE load_id <> $1) o
+		SELECT n.rowid FROM audit_events n SEMI JOIN (SELECT audit_id, stage, cluster FROM audit_events WHERE load_id < $1) o
 		ON n.audit_id = o.audit_id AND n.stage = o.stage AND n.cluster IS NOT DISTINCT FROM o.cluster
-		WHERE n.load_id = $1 AND n.stage_at IS NULL)`, loadID)
+		WHERE n.load_id BETWEEN $1 AND $2 AND n.stage_at IS NULL)`, first, last)
 	return total, true, err
 }
 

@@ -32,6 +32,7 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "list_api_version", Type: arrow.BinaryTypes.String},
 	{Name: "cluster", Type: arrow.BinaryTypes.String},
 	{Name: "apiserver", Type: arrow.BinaryTypes.String},
+	{Name: "file", Type: arrow.PrimitiveTypes.Int32}, // the event's file in the run (from 1)
 }, nil)
 
 // batch accumulates rows of one Arrow record batch. raw values live in one byte buffer:
@@ -200,9 +201,9 @@ func stringText(raw []byte) []byte {
 	return []byte(s)
 }
 
-// record builds the Arrow record batch and releases the builders; it returns the events'
-// classes beside it.
-func (b *batch) record() (arrow.RecordBatch, []uint16) {
+// record builds the Arrow record batch of events of the run's file number file, and releases the
+// builders; it returns the events' classes beside it.
+func (b *batch) record(file int32) (arrow.RecordBatch, []uint16) {
 	n := len(b.offsets) - 1
 	views := make([]arrow.ViewHeader, n)
 	for i := range views {
@@ -223,6 +224,12 @@ func (b *batch) record() (arrow.RecordBatch, []uint16) {
 		cols = append(cols, bl.NewArray())
 		bl.Release()
 	}
+	files := array.NewInt32Builder(memory.DefaultAllocator)
+	defer files.Release()
+	for range n {
+		files.Append(file)
+	}
+	cols = append(cols, files.NewArray())
 	rec := array.NewRecordBatch(streamSchema, cols, int64(n))
 	b.values = nil
 	for _, c := range cols {

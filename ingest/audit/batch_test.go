@@ -56,7 +56,7 @@ func FuzzChunkToBatches(f *testing.F) {
 					t.Fatalf("row %d is not valid UTF-8: %q", i, b.values[start:end])
 				}
 			}
-			rec, _ := b.record()
+			rec, _ := b.record(1)
 			lineCol := rec.Column(1)
 			for i := 0; i < int(rec.NumRows()); i++ {
 				l := lineCol.(interface{ Value(int) int64 }).Value(i)

@@ -25,7 +25,7 @@ func batchOf(line int64, sizes ...int) (arrow.RecordBatch, []uint16) {
 		start += n
 		line++
 	}
-	return b.record()
+	return b.record(1)
 }
 
 // eventText is the stand-in of the event of a line: a letter of the line, size times.

@@ -23,7 +23,9 @@ import (
 // the load of the events is done.
 type endpointDeriver struct {
 	enabled bool
-	cluster string // --cluster: over what the envelope says
+	files   []*load.File      // the run's files, whose rows the deriver makes
+	rejects [][]load.Rejected // bodies that gave no endpoint states, by file
+	writes  []int64           // writes handed to the workers, by file: the ordinal of a write's objects
 	sink    *k8sobj.RowSink
 	seq     int64
 	jobs    chan deriveJob
@@ -36,6 +38,7 @@ type endpointDeriver struct {
 
 type deriveJob struct {
 	seq     int64
+	file    int // in the run
 	at      time.Time
 	cluster string
 	body    []byte
@@ -44,20 +47,24 @@ type deriveJob struct {
 
 type deriveResult struct {
 	seq     int64
+	file    int
 	at      time.Time
 	cluster string
 	rows    collectedRows
 }
 
-// newEndpointDeriver starts a deriver for the load of f; with NoAuditEndpoints it ignores every
+// newEndpointDeriver starts a deriver for the loads of a run of files (Loader.LoadRun), which
+// share their transaction and settings but --cluster; with NoAuditEndpoints it ignores every
 // event.
-func newEndpointDeriver(ctx context.Context, f *load.File) *endpointDeriver {
-	w := f.Writer(ctx)
-	w.Hold(f.Settings.SpillDir)
+func newEndpointDeriver(ctx context.Context, files []*load.File) *endpointDeriver {
+	w := files[0].Writer(ctx)
+	w.Hold(files[0].Settings.SpillDir)
 	d := &endpointDeriver{
-		enabled: !f.Settings.NoAuditEndpoints,
-		cluster: f.Settings.Cluster,
-		sink:    &k8sobj.RowSink{W: w, Source: "audit", File: f.Src.Name, LoadID: f.LoadID},
+		enabled: !files[0].Settings.NoAuditEndpoints,
+		files:   files,
+		rejects: make([][]load.Rejected, len(files)),
+		writes:  make([]int64, len(files)),
+		sink:    &k8sobj.RowSink{W: w, Source: "audit"},
 		jobs:    make(chan deriveJob, 256),
 		results: make(chan deriveResult, 256),
 		merged:  make(chan error, 1),
@@ -67,7 +74,7 @@ func newEndpointDeriver(ctx context.Context, f *load.File) *endpointDeriver {
 		go func() {
 			defer d.workers.Done()
 			for j := range d.jobs {
-				r := deriveResult{seq: j.seq, at: j.at, cluster: j.cluster}
+				r := deriveResult{seq: j.seq, file: j.file, at: j.at, cluster: j.cluster}
 				r.rows.err = k8sobj.DecodeObject(j.body, j.opt, &r.rows)
 				d.results <- r
 			}
@@ -94,13 +101,14 @@ func (d *endpointDeriver) merge() {
 			if err == nil {
 				err = r.rows.err
 			}
-			d.sink.CapturedAt, d.sink.Cluster = r.at, r.cluster
+			f := d.files[r.file]
+			d.sink.CapturedAt, d.sink.Cluster, d.sink.File, d.sink.LoadID = r.at, r.cluster, f.Src.Name, f.LoadID
 			for _, row := range r.rows.rows {
 				if err == nil {
 					err = d.sink.Append(row.table, row.values)
 				}
 			}
-			d.sink.Rejects = append(d.sink.Rejects, r.rows.rejects...)
+			d.rejects[r.file] = append(d.rejects[r.file], r.rows.rejects...)
 		}
 	}
 	d.merged <- err
@@ -108,19 +116,21 @@ func (d *endpointDeriver) merge() {
 
 var endpointsMarker = []byte(`"endpoints`) // also matches "endpointslices"
 
-// event hands the body of an endpoints write (batch.eachWrite) to the workers. The rows take
-// the event's cluster: --cluster, else what the envelope says (as audit_events.cluster).
-func (d *endpointDeriver) event(w write, line int64, envelopeCluster string) {
+// event hands the body of an endpoints write (batch.eachWrite) of the run's file number file
+// (from 0) to the workers. The rows take the event's cluster: --cluster, else what the envelope
+// says (as audit_events.cluster).
+func (d *endpointDeriver) event(file int, w write, line int64, envelopeCluster string) {
 	if !d.enabled {
 		return
 	}
-	cluster := d.cluster
+	cluster := d.files[file].Settings.Cluster
 	if cluster == "" {
 		cluster = envelopeCluster
 	}
 	d.seq++
-	w.opt.Line, w.opt.Seq = line, d.seq
-	d.jobs <- deriveJob{seq: d.seq, at: w.at, cluster: cluster, body: w.body, opt: w.opt}
+	d.writes[file]++
+	w.opt.Line, w.opt.Seq = line, d.writes[file]
+	d.jobs <- deriveJob{seq: d.seq, file: file, at: w.at, cluster: cluster, body: w.body, opt: w.opt}
 }
 
 // write is a successful write of an Endpoints or EndpointSlice object found in an audit event.
@@ -211,33 +221,36 @@ func (c *collectedRows) Bad(line int, offset int64, reason, excerpt string) {
 
 // finish inserts the held rows once the events are loaded, drops the rows of events that did
 // not become audit_events rows (rejected, or duplicates of loaded events: removed says settle
-// deleted some of the load's rows), and the rows an earlier load already has. Bodies that gave no
-// endpoint states go to ingest_errors under the endpoints kind, with a note: their events were
-// loaded.
-func (d *endpointDeriver) finish(ctx context.Context, f *load.File, removed bool) error {
+// deleted some of the loads' rows), and the rows an earlier load already has. Bodies that gave no
+// endpoint states go to ingest_errors under the endpoints kind, with a note on their file: their
+// events were loaded.
+func (d *endpointDeriver) finish(ctx context.Context, files []*load.File, removed bool) error {
 	if err := errors.Join(d.stop(), d.sink.W.Close()); err != nil {
 		return fmt.Errorf("deriving endpoint states: %w", err)
 	}
-	// Without rows removed, every event the rows came from is a row of the load, and the join of
-	// each table with the load's events is left out (1.2-1.7 s of a load of 10M events).
+	conn, first, last := files[0].Conn, files[0].LoadID, files[len(files)-1].LoadID
+	// Without rows removed, every event the rows came from is a row of the loads, and the join of
+	// each table with the loads' events is left out (1.2-1.7 s of a load of 10M events).
 	if removed {
 		for _, table := range d.sink.W.Tables() {
-			_, err := f.Conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id = $1 AND d.source = 'audit'
-				AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = $1 AND a.source_line = d.source_line)`, table), f.LoadID)
+			_, err := conn.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s d WHERE d.load_id BETWEEN $1 AND $2 AND d.source = 'audit'
+				AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.load_id = d.load_id AND a.source_line = d.source_line)`, table), first, last)
 			if err != nil {
 				return fmt.Errorf("deriving endpoint states: %w", err)
 			}
 		}
 	}
-	if _, err := d.sink.W.RemoveDuplicates(ctx, f.LoadID); err != nil {
+	if _, err := d.sink.W.RemoveDuplicates(ctx, first, last); err != nil {
 		return fmt.Errorf("deriving endpoint states: %w", err)
 	}
-	if len(d.sink.Rejects) == 0 {
-		return nil
+	for i, f := range files {
+		if len(d.rejects[i]) == 0 {
+			continue
+		}
+		if err := f.WriteErrors(ctx, k8sobj.Loader{}.Kind(), load.SeverityWarning, d.rejects[i]); err != nil {
+			return err
+		}
+		f.AddNote(fmt.Sprintf("%s with Endpoints bodies that gave no endpoint states (see ingest_errors, kind endpoints)", load.Plural(len(d.rejects[i]), "event")))
 	}
-	if err := f.WriteErrors(ctx, k8sobj.Loader{}.Kind(), load.SeverityWarning, d.sink.Rejects); err != nil {
-		return err
-	}
-	f.AddNote(fmt.Sprintf("%s with Endpoints bodies that gave no endpoint states (see ingest_errors, kind endpoints)", load.Plural(len(d.sink.Rejects), "event")))
 	return nil
 }

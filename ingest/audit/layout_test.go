@@ -31,7 +31,7 @@ func layoutBatch(line int64, events []string) (arrow.RecordBatch, []uint16) {
 		start += len(ev)
 		line++
 	}
-	return b.record()
+	return b.record(1)
 }
 
 // coalesceAll runs batches of events through a coalescer and returns the records it makes.

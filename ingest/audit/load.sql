@@ -1,6 +1,7 @@
--- Loads one Arrow stream of audit event lines into audit_events. Every stream column is used
--- (see streamSchema). Rows that are not audit events keep their raw text in load_problem
--- and are moved to ingest_errors before the transaction commits. Every line reaches DuckDB as
+-- Loads one Arrow stream of audit event lines, of the files of a run, into audit_events; each row's
+-- file is its number in the run's lists of load ids, names, envelopes, clusters and apiservers.
+-- Every stream column is used (see streamSchema). Rows that are not audit events keep their raw
+-- text in load_problem and are moved to ingest_errors before the transaction commits. Every line reaches DuckDB as
 -- JSON that Go's encoding/json reads (asGoReads: lines Go cannot read are rejected in Go, lone
 -- surrogates rewritten), which json_transform parses without error, so it is not wrapped in
 -- try(): that wrapper cost about 40% of the transform on events with bodies.
@@ -51,13 +52,13 @@ SELECT
     CASE WHEN NOT sensitive THEN BODY_FIELDS END AS body_fields,
     sensitive AND (e.requestObject IS NOT NULL OR e.responseObject IS NOT NULL) AS redacted,
     coalesce(e.apiVersion, nullif(list_api_version, '')) AS audit_api_version,
-    coalesce(nullif($cluster, ''), cluster) AS cluster,
-    coalesce(nullif($apiserver, ''), nullif(apiserver, ''), $path_apiserver) AS apiserver,
-    $envelope AS envelope,
-    $source_file AS source_file,
+    coalesce(nullif(($clusters::VARCHAR[])[file], ''), cluster) AS cluster,
+    coalesce(nullif(($apiservers::VARCHAR[])[file], ''), nullif(apiserver, ''), ($path_apiservers::VARCHAR[])[file]) AS apiserver,
+    ($envelopes::VARCHAR[])[file] AS envelope,
+    ($source_files::VARCHAR[])[file] AS source_file,
     line AS source_line,
     byte_offset AS source_offset,
-    $load_id AS load_id,
+    ($load_ids::BIGINT[])[file] AS load_id,
     -- A field of the wrong type is read as NULL: the event is kept, and the field is named here
     -- to become a warning in ingest_errors (field_types is computed only when a field came out empty).
     -- A row that is not an event (its audit_id NULL) keeps its raw text here instead. The list is
@@ -102,7 +103,7 @@ FROM (
                 '$.responseStatus', '$.responseStatus.code', '$.annotations'])) END AS field_types
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_match, q_timeout, q_label, q_field,
-            q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, list_api_version, cluster, apiserver,
+            q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, list_api_version, cluster, apiserver, file,
             json_transform(raw, '{
                 "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",
                 "stage": "VARCHAR", "requestURI": "VARCHAR", "verb": "VARCHAR",

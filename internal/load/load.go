@@ -109,7 +109,7 @@ func (f *File) LoadRows(ctx context.Context, parse Parse) error {
 	}
 	f.Lines, f.ReadBytes = counter.Lines(), counter.N
 	f.RowsIn()
-	dups, err := w.RemoveDuplicates(ctx, f.LoadID)
+	dups, err := w.RemoveDuplicates(ctx, f.LoadID, f.LoadID)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
 	}

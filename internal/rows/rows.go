@@ -437,13 +437,15 @@ func (w *Writer) Tables() []string {
 	return slices.Sorted(maps.Keys(w.counts))
 }
 
-// RemoveDuplicates deletes the rows of load loadID, in every table w wrote, that repeat a row
-// of an earlier load on the table's DedupeKey, and returns how many it deleted. It runs after
-// Close.
-func (w *Writer) RemoveDuplicates(ctx context.Context, loadID int64) (int64, error) {
+// RemoveDuplicates deletes the rows of the loads firstLoadID to lastLoadID (files loaded in
+// one pass, in the order of their ids), in every table w wrote, that repeat a row of an earlier
+// load on the table's DedupeKey, and returns how many it deleted. A row of one of these loads
+// repeats a row of any load with a lower id, the earlier ones among them included, as when each
+// file was loaded after the one before it. It runs after Close.
+func (w *Writer) RemoveDuplicates(ctx context.Context, firstLoadID, lastLoadID int64) (int64, error) {
 	var dups int64
 	for _, tb := range w.tables {
-		d, err := removeDuplicateRows(ctx, w.conn, tb.table, loadID)
+		d, err := removeDuplicateRows(ctx, w.conn, tb.table, firstLoadID, lastLoadID)
 		if err != nil {
 			return 0, err
 		}
@@ -452,12 +454,13 @@ func (w *Writer) RemoveDuplicates(ctx context.Context, loadID int64) (int64, err
 	return dups, nil
 }
 
-// removeDuplicateRows deletes rows of this load that repeat a row of an earlier load on the
-// table's DedupeKey (NULLs compare equal), and returns how many it deleted. When the key holds a
-// time (keyTime), an earlier row can repeat one of this load's only at one of its times (or where
-// both have none): the earlier rows are read from this load's time range alone, which the
-// column's zone maps narrow to the row groups of those times instead of the whole table.
-func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, loadID int64) (int64, error) {
+// removeDuplicateRows deletes rows of the loads first to last that repeat a row of a load with a
+// lower id on the table's DedupeKey (NULLs compare equal), and returns how many it deleted. Load
+// ids are taken in order, so the lower ids are the earlier loads. When the key holds a time
+// (keyTime), an earlier row can repeat one of these loads' only at one of their times (or where
+// both have none): the earlier rows are read from their time range alone, which the column's
+// zone maps narrow to the row groups of those times instead of the whole table.
+func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table, first, last int64) (int64, error) {
 	on := make([]string, len(table.DedupeKey))
 	for i, k := range table.DedupeKey {
 		if !strings.Contains(k, "%[1]s") {
@@ -465,14 +468,15 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 		}
 		on[i] = fmt.Sprintf(k, "n") + " IS NOT DISTINCT FROM " + fmt.Sprintf(k, "o")
 	}
-	earlier := "o.load_id <> $1"
-	args := []any{loadID}
+	on = append(on, "o.load_id < n.load_id")
+	earlier := "o.load_id < $2"
+	args := []any{first, last}
 	if kt := keyTime(table); kt != "" {
 		tc := `"` + kt + `"` // a schema's column name, quoted: it may be a keyword (at)
 		var lo, hi sql.NullTime
 		var loaded, undated int64
-		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[2]s), max(%[2]s), count(*), count(*) - count(%[2]s) FROM %[1]s WHERE load_id = $1", table.Name, tc),
-			loadID).Scan(&lo, &hi, &loaded, &undated)
+		err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[2]s), max(%[2]s), count(*), count(*) - count(%[2]s) FROM %[1]s WHERE load_id BETWEEN $1 AND $2", table.Name, tc),
+			first, last).Scan(&lo, &hi, &loaded, &undated)
 		if err != nil {
 			return 0, fmt.Errorf("removing duplicate %s rows: reading the load's times: %w", table.Name, err)
 		}
@@ -481,7 +485,7 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 		}
 		var times []string
 		if lo.Valid {
-			times = append(times, "o."+tc+" BETWEEN $2 AND $3")
+			times = append(times, "o."+tc+" BETWEEN $3 AND $4")
 			args = append(args, lo.Time, hi.Time)
 		}
 		if undated > 0 {
@@ -491,7 +495,7 @@ func removeDuplicateRows(ctx context.Context, conn *sql.Conn, table store.Table,
 	}
 	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (
 		SELECT n.rowid FROM %[1]s n SEMI JOIN (SELECT * FROM %[1]s o WHERE %[3]s) o ON %[2]s
-		WHERE n.load_id = $1)`, table.Name, strings.Join(on, " AND "), earlier)
+		WHERE n.load_id BETWEEN $1 AND $2)`, table.Name, strings.Join(on, " AND "), earlier)
 	res, err := conn.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("removing duplicate %s rows: %w", table.Name, err)

@@ -294,7 +294,7 @@ func loadDeduped(t *testing.T, conn *sql.Conn, table store.Table, id int64, rows
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dups, err := w.RemoveDuplicates(ctx, id)
+	dups, err := w.RemoveDuplicates(ctx, id, id)
 	if err != nil {
 		t.Fatal(err)
 	}
