@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -217,5 +218,48 @@ func TestCountingLines(t *testing.T) {
 		if c.N != int64(len(tc.input)) || c.Lines() != tc.lines {
 			t.Errorf("%q: %d bytes, %d lines; want %d, %d", tc.input, c.N, c.Lines(), len(tc.input), tc.lines)
 		}
+	}
+}
+
+// TestLineReaderChunkSizes: a file that says how many bytes it holds is read in one chunk of
+// that size, uncompressed or resumed past its start; a stream starts with firstChunkBytes and
+// doubles up to ChunkBytes; a large file reads chunks of ChunkBytes.
+func TestLineReaderChunkSizes(t *testing.T) {
+	line := strings.Repeat("x", 99) + "\n"
+	small := strings.Repeat(line, 50)
+	sizes := func(lr *LineReader) []int {
+		var caps []int
+		chunks, _ := readAll(t, lr)
+		for _, c := range chunks {
+			caps = append(caps, cap(c.Data))
+		}
+		return caps
+	}
+	src := openFile(t, writeFile(t, "small.log", []byte(small)))
+	if got := sizes(NewLineReader(src, 1<<20, 0, 1)); len(got) != 1 || got[0] != len(small)+1 {
+		t.Errorf("a file of %d bytes: chunks of %v, want one of %d", len(small), got, len(small)+1)
+	}
+	src = openFile(t, writeFile(t, "resumed.log", []byte(small)))
+	if err := src.SkipTo(1000); err != nil {
+		t.Fatal(err)
+	}
+	if got := sizes(NewLineReader(src, 1<<20, 1000, 11)); len(got) != 1 || got[0] != len(small)-1000+1 {
+		t.Errorf("a file of %d bytes resumed at 1000: chunks of %v, want one of %d", len(small), got, len(small)-1000+1)
+	}
+	gz := openFile(t, writeFile(t, "small.log.gz", gzipped(t, small)))
+	if got := sizes(NewLineReader(gz, 1<<20, 0, 1)); len(got) != 1 || got[0] != firstChunkBytes {
+		t.Errorf("a compressed file: chunks of %v, want one of %d", got, firstChunkBytes)
+	}
+	stream := strings.Repeat(line, 2*ChunkBytes/len(line))
+	want := []int{firstChunkBytes}
+	for total := firstChunkBytes; total < len(stream); total += want[len(want)-1] {
+		want = append(want, min(2*want[len(want)-1], ChunkBytes))
+	}
+	if got := sizes(NewLineReader(iotest.HalfReader(strings.NewReader(stream)), 1<<20, 0, 1)); !slices.Equal(got, want) {
+		t.Errorf("a stream of %d bytes: chunks of %v, want %v", len(stream), got, want)
+	}
+	large := openFile(t, writeFile(t, "large.log", []byte(stream)))
+	if got := sizes(NewLineReader(large, 1<<20, 0, 1)); slices.Max(got) != ChunkBytes || got[0] != ChunkBytes {
+		t.Errorf("a file of %d bytes: chunks of %v, want chunks of %d", len(stream), got, ChunkBytes)
 	}
 }

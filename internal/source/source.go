@@ -243,6 +243,15 @@ func (s *Source) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Remaining returns how many bytes are left to Read when the source knows it (a file that is not
+// compressed: those up to its size when opened), -1 otherwise.
+func (s *Source) Remaining() int64 {
+	if s.Compression != "" || s.Size < 0 {
+		return -1
+	}
+	return max(s.Size-s.pos, 0)
+}
+
 // DiskBytesRead returns how many bytes were read from disk so far.
 func (s *Source) DiskBytesRead() int64 { return s.counter.n.Load() }
 
