@@ -251,7 +251,7 @@ func loadState(t *testing.T, path string) (state string, repaired bool) {
 func TestKillDuringCommitIsRepaired(t *testing.T) {
 	// past a row group (16,384 rows): DuckDB writes those at once, and logs only pointers
 	t.Run("one file", func(t *testing.T) { testKillDuringCommit(t, 17000, generated(t, 17000)) })
-	// four files of 16.5 MB, one run (16 MiB or less each, 64 MiB together), again past a row group
+	// four files of 16.5 MB, one run (16 MiB or less each, 256 MiB together), again past a row group
 	lines := bytes.SplitAfter(generated(t, 16600), []byte("\n"))
 	var files [][]byte
 	for i := 0; i < 16600; i += 4150 {
