@@ -406,24 +406,30 @@ func appendValue(b array.Builder, v any) error {
 	return fmt.Errorf("unexpected Go value %T for %s", v, b.Type())
 }
 
+// appendMap appends a map with its entries in key order: the same input gives the same value
+// (Go's map order is random).
 func appendMap(b *array.MapBuilder, v any) error {
 	b.Append(true)
 	kb := b.KeyBuilder().(*array.StringBuilder)
 	switch m := v.(type) {
 	case map[string]string:
-		for k, x := range m {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			kb.Append(k)
-			b.ItemBuilder().(*array.StringBuilder).Append(x)
+			b.ItemBuilder().(*array.StringBuilder).Append(m[k])
 		}
 		return nil
 	case map[any]any:
+		keys := make(map[string]any, len(m))
 		for k, x := range m {
 			ks, ok := k.(string)
 			if !ok {
 				return fmt.Errorf("map key %T", k)
 			}
-			kb.Append(ks)
-			if err := appendValue(b.ItemBuilder(), x); err != nil {
+			keys[ks] = x
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			kb.Append(k)
+			if err := appendValue(b.ItemBuilder(), keys[k]); err != nil {
 				return err
 			}
 		}

@@ -71,7 +71,8 @@ func TestWriterTypesAndNulls(t *testing.T) {
 	at := time.Date(2026, 11, 21, 5, 56, 35, 319229000, time.UTC)
 	w := New(ctx, conn, []store.Table{allTypes})
 	full := []any{"a", `{"k":[1,2]}`, int64(1) << 40, int32(-7), 0.25, true, at,
-		[]string{"ASSURED", "UNREPLIED"}, map[any]any{"x": int64(3)}, map[string]string{"app": "web"}, int32(5), int64(1)}
+		[]string{"ASSURED", "UNREPLIED"}, map[any]any{"x": int64(3), "b": int64(1), "m": int64(2)},
+		map[string]string{"app": "web", "zone": "a", "tier": "db"}, int32(5), int64(1)}
 	nulls := make([]any, len(allTypes.Columns))
 	nulls[0] = "b"
 	for _, row := range [][]any{full, nulls} {
@@ -93,10 +94,17 @@ func TestWriterTypesAndNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"name":"a","body":{"k":[1,2]},"big":1099511627776,"small":-7,"ratio":0.25,"ok":true,` +
-		`"at":"2026-11-21T05:56:35.319229Z","flags":["ASSURED","UNREPLIED"],"counts":{"x":3},"labels":{"app":"web"},"zone":5,"load_id":1},` +
+		`"at":"2026-11-21T05:56:35.319229Z","flags":["ASSURED","UNREPLIED"],"counts":{"x":3,"b":1,"m":2},"labels":{"app":"web","zone":"a","tier":"db"},"zone":5,"load_id":1},` +
 		`{"name":"b","body":null,"big":null,"small":null,"ratio":null,"ok":null,"at":null,"flags":null,"counts":null,"labels":null,"zone":null,"load_id":null}]`
 	if !jsonEqual(t, got, want) {
 		t.Errorf("rows\n got %s\nwant %s", got, want)
+	}
+	// maps in key order, whatever Go's
+	if err := db.QueryRowContext(ctx, `SELECT map_keys(counts)::VARCHAR || map_keys(labels)::VARCHAR FROM all_types WHERE name = 'a'`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "[b, m, x][app, tier, zone]" {
+		t.Errorf("map keys %s, want them in order", got)
 	}
 }
 
