@@ -177,8 +177,8 @@ func (c countingRuns) LoadRun(ctx context.Context, files []*load.File) error {
 // Endpoints bodies in every envelope, over two clusters' directories, each file sharing events
 // with the next and with a load before that derived no endpoint states; every log of testdata (duplicates inside a file and of
 // the files before, undated events, invalid lines, fields of the wrong type, invalid UTF-8,
-// damaged gzip members); and a copy of a file, left for after its run so that it is seen as
-// loaded.
+// damaged gzip members); snapshots and conntrack captures, twice; and a copy of a log, left for
+// after its run so that it is seen as loaded.
 func TestARunLoadsAsEachFileAlone(t *testing.T) {
 	dir := t.TempDir()
 	write := func(path string, data []byte) {
@@ -203,6 +203,15 @@ func TestARunLoadsAsEachFileAlone(t *testing.T) {
 	}
 	for _, path := range testdata {
 		write(filepath.Join(dir, "a", "testdata", filepath.Base(path)), readFile(t, path))
+	}
+	// snapshots and conntrack captures, each set twice: the second copy's rows are duplicates
+	for _, copied := range []struct{ from, to string }{
+		{"../samples/flapping/snapshots", "a/snapshots"}, {"../samples/flapping/snapshots", "a/snapshots-again"},
+		{"../samples/probe-conntrack/lab-node-1", "a/nodes/lab-node-1"}, {"../samples/probe-conntrack/lab-node-1", "a/nodes-again/lab-node-1"},
+	} {
+		if err := os.CopyFS(filepath.Join(dir, copied.to), os.DirFS(copied.from)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// before the other logs of its events: its fields of the wrong type become warnings
 	write(filepath.Join(dir, "a", "0-warnings", "bad-field-types.log"), readFile(t, "testdata/bad-field-types.bad.log"))
@@ -235,7 +244,15 @@ func TestARunLoadsAsEachFileAlone(t *testing.T) {
 	}
 	together, togetherResults := load(true)
 	if slices.Max(runs) < len(packagings)/2 {
-		t.Errorf("runs of %v files: want the logs of the envelopes in a few runs", runs)
+		t.Errorf("runs of %v audit logs: want the logs of the envelopes in a few runs", runs)
+	}
+	for _, kind := range []string{"endpoints", "conntrack"} {
+		if n := queryInt(t, together, "SELECT count(DISTINCT load_id) FROM ingest_files WHERE kind = ? AND rows > 0 AND duplicates = 0", kind); n < 10 {
+			t.Errorf("%d %s files loaded with rows and no duplicates, want their first copy", n, kind)
+		}
+		if n := queryInt(t, together, "SELECT count(*) FROM ingest_files WHERE kind = ? AND rows = 0 AND duplicates > 0", kind); n < 10 {
+			t.Errorf("%d %s files of duplicates only, want their second copy", n, kind)
+		}
 	}
 	if n := queryInt(t, together, "SELECT count(DISTINCT finished_at) FROM ingest_files WHERE load_id > 1"); n != 1 {
 		t.Errorf("the loads ended at %d times, want 1: the group was loaded file by file", n)

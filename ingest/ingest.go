@@ -383,10 +383,16 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 				continue
 			}
 			_, together := loader.(RunLoader)
-			// A file with the first line of one in the run is loaded after it is recorded:
-			// resumePoint may continue where it stopped.
-			sameStart := slices.ContainsFunc(run, func(p prepared) bool { return p.f.Src.Identity == src.Identity })
-			if len(run) > 0 && (!together || loader.Kind() != runLoader.Kind() || len(run) == runFiles || sameStart) {
+			// A file that resumePoint may find to be one of the run's is prepared after the run
+			// is recorded: a resumable one with the same first line (it may continue where that
+			// one stopped), another with the same name (it may be the same file again).
+			seen := slices.ContainsFunc(run, func(p prepared) bool {
+				if loader.Resumable() {
+					return p.f.Src.Identity == src.Identity
+				}
+				return p.f.Src.Name == src.Name
+			})
+			if len(run) > 0 && (!together || loader.Kind() != runLoader.Kind() || len(run) == runFiles || seen) {
 				if err := loadRun(); err != nil {
 					src.Close()
 					return false, err

@@ -28,17 +28,24 @@ func (Loader) Tables() []store.Table { return tables() }
 // Resumable is false: a capture is a whole, loaded once.
 func (Loader) Resumable() bool { return false }
 
-// Load loads one conntrack dump, event stream, counter, sysctl or kernel log file.
-func (Loader) Load(ctx context.Context, f *load.File) error {
-	format, opt, ok := formatOf(f.Src.Name, f.Src.Head)
-	if !ok {
-		return fmt.Errorf("reading %s: not a conntrack format kubesift knows (conntrack -L/-E/-S/-C, /proc/net/nf_conntrack, /proc/net/stat/nf_conntrack, sysctl, kernel log)", f.Src.Name)
-	}
-	node, capturedAt := f.Origin(true)
-	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
-		sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID, cluster: f.Settings.Cluster}
-		err := opt.Parse(r, format, sink)
-		return sink.rejects, err
+// Load loads one conntrack dump, event stream, counter, sysctl or kernel log file: LoadRun of the
+// file alone.
+func (l Loader) Load(ctx context.Context, f *load.File) error { return l.LoadRun(ctx, []*load.File{f}) }
+
+// LoadRun loads conntrack files, each of the node and time its path or --node and --at say; a
+// directory of captures loads with the statements of one file (load.LoadRowsRun).
+func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
+	return load.LoadRowsRun(ctx, files, func(f *load.File) (load.Parse, error) {
+		format, opt, ok := formatOf(f.Src.Name, f.Src.Head)
+		if !ok {
+			return nil, fmt.Errorf("reading %s: not a conntrack format kubesift knows (conntrack -L/-E/-S/-C, /proc/net/nf_conntrack, /proc/net/stat/nf_conntrack, sysctl, kernel log)", f.Src.Name)
+		}
+		node, capturedAt := f.Origin(true)
+		return func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
+			sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID, cluster: f.Settings.Cluster}
+			err := opt.Parse(r, format, sink)
+			return sink.rejects, err
+		}, nil
 	})
 }
 

@@ -28,18 +28,24 @@ func (Loader) Tables() []store.Table { return Tables }
 // Resumable is false: a snapshot is a whole, loaded once.
 func (Loader) Resumable() bool { return false }
 
-// Load loads one snapshot file, taken at the time its path or --at says, of the cluster that
-// --cluster (or --cluster-per-dir) names, or else the file (HeadCluster).
-func (Loader) Load(ctx context.Context, f *load.File) error {
-	_, capturedAt := f.Origin(false)
-	cluster := f.Settings.Cluster
-	if cluster == "" {
-		cluster = HeadCluster(f.Src.Head)
-	}
-	return f.LoadRows(ctx, func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
-		sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID, Cluster: cluster}
-		_, err := Decode(f.Src.Name, r, sink)
-		return sink.Rejects, err
+// Load loads one snapshot file: LoadRun of the file alone.
+func (l Loader) Load(ctx context.Context, f *load.File) error { return l.LoadRun(ctx, []*load.File{f}) }
+
+// LoadRun loads snapshot files, each taken at the time its path or --at says, of the cluster that
+// --cluster (or --cluster-per-dir) names, or else the file (HeadCluster); a directory of
+// snapshots loads with the statements of one file (load.LoadRowsRun).
+func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
+	return load.LoadRowsRun(ctx, files, func(f *load.File) (load.Parse, error) {
+		_, capturedAt := f.Origin(false)
+		cluster := f.Settings.Cluster
+		if cluster == "" {
+			cluster = HeadCluster(f.Src.Head)
+		}
+		return func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
+			sink := &RowSink{W: w, CapturedAt: capturedAt, Source: "snapshot", File: f.Src.Name, LoadID: f.LoadID, Cluster: cluster}
+			_, err := Decode(f.Src.Name, r, sink)
+			return sink.Rejects, err
+		}, nil
 	})
 }
 

@@ -98,23 +98,69 @@ type Parse func(r io.Reader, w *rows.Writer) ([]Rejected, error)
 // LoadRows runs parse over the whole file, then drops the rows an earlier load already has and
 // records the rejected lines: the load of a kind whose parser writes rows itself.
 func (f *File) LoadRows(ctx context.Context, parse Parse) error {
-	w := f.Writer(ctx)
-	counter := &source.CountingLines{R: f.Src}
-	rejects, parseErr := parse(counter, w)
+	return LoadRowsRun(ctx, []*File{f}, func(*File) (Parse, error) { return parse, nil })
+}
+
+// LoadRowsRun is LoadRows over a run of files that share their transaction, whose load ids
+// ascend in their order with no other load's between them (ingest's RunLoader): parser gives each
+// file's parser, or the error that stops the run. Their rows go through one writer, and the rows
+// an earlier load has are dropped for all of them at once, as when each file was loaded after the
+// one before it: statements cost milliseconds each, whatever their rows (BENCHMARKS.md).
+func LoadRowsRun(ctx context.Context, files []*File, parser func(*File) (Parse, error)) error {
+	w := files[0].Writer(ctx)
+	rejects := make([][]Rejected, len(files))
+	appended := make([]int64, len(files))
+	var parseErr error
+	for i, f := range files {
+		parse, err := parser(f)
+		if err != nil {
+			parseErr = err
+			break
+		}
+		counter := &source.CountingLines{R: f.Src}
+		before := w.Total()
+		if rejects[i], err = parse(counter, w); err != nil {
+			parseErr = fmt.Errorf("reading %s: %w", f.Src.Name, err)
+			break
+		}
+		f.Lines, f.ReadBytes = counter.Lines(), counter.N
+		appended[i] = w.Total() - before
+	}
+	first, last := files[0], files[len(files)-1]
+	name := first.Src.Name
+	if len(files) > 1 {
+		name = fmt.Sprintf("%s and the %s after it", name, Plural(len(files)-1, "file"))
+	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+		return fmt.Errorf("loading %s: %w", name, err)
 	}
 	if parseErr != nil {
-		return fmt.Errorf("reading %s: %w", f.Src.Name, parseErr)
+		return parseErr
 	}
-	f.Lines, f.ReadBytes = counter.Lines(), counter.N
-	f.RowsIn()
-	dups, err := w.RemoveDuplicates(ctx, f.LoadID, f.LoadID)
+	for _, f := range files {
+		f.RowsIn()
+	}
+	dups, err := w.RemoveDuplicates(ctx, first.LoadID, last.LoadID)
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", f.Src.Name, err)
+		return fmt.Errorf("loading %s: %w", name, err)
 	}
-	f.Rows, f.Duplicates = w.Total()-dups, dups
-	return f.RecordRejects(ctx, rejects)
+	kept := map[int64]int64{first.LoadID: appended[0] - dups}
+	if dups > 0 && len(files) > 1 {
+		if kept, err = w.RowsOfLoads(ctx, first.LoadID, last.LoadID); err != nil {
+			return fmt.Errorf("loading %s: %w", name, err)
+		}
+	}
+	for i, f := range files {
+		f.Rows = appended[i]
+		if dups > 0 {
+			f.Rows = kept[f.LoadID]
+		}
+		f.Duplicates = appended[i] - f.Rows
+		if err := f.RecordRejects(ctx, rejects[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RecordRejects writes rejected lines to ingest_errors and counts them.

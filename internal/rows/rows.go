@@ -460,6 +460,30 @@ func (w *Writer) RemoveDuplicates(ctx context.Context, firstLoadID, lastLoadID i
 	return dups, nil
 }
 
+// RowsOfLoads counts the rows of each of the loads first to last in the tables w wrote. It runs
+// after Close.
+func (w *Writer) RowsOfLoads(ctx context.Context, first, last int64) (map[int64]int64, error) {
+	counts := map[int64]int64{}
+	for _, table := range w.Tables() {
+		rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("SELECT load_id, count(*) FROM %s WHERE load_id BETWEEN $1 AND $2 GROUP BY load_id", table), first, last)
+		if err != nil {
+			return nil, fmt.Errorf("counting the rows of %s: %w", table, err)
+		}
+		for rows.Next() {
+			var id, n int64
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("counting the rows of %s: %w", table, err)
+			}
+			counts[id] += n
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("counting the rows of %s: %w", table, err)
+		}
+	}
+	return counts, nil
+}
+
 // removeDuplicateRows deletes rows of the loads first to last that repeat a row of a load with a
 // lower id on the table's DedupeKey (NULLs compare equal), and returns how many it deleted. Load
 // ids are taken in order, so the lower ids are the earlier loads. When the key holds a time
