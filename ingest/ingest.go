@@ -349,6 +349,11 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 	}
 	var run []prepared // files of one loader, opened and given their load ids, to load together
 	var runLoader Loader
+	defer func() { // those of a group that stopped before loading them
+		for _, p := range run {
+			p.f.Src.Close()
+		}
+	}()
 	loadRun := func() error {
 		if len(run) == 0 {
 			return nil
