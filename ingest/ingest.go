@@ -579,7 +579,8 @@ func (in *Ingester) showProgress(src *source.Source) (stop func()) {
 }
 
 // recordLoad adds the load of f to ingest_files, with what identifies the file for the next
-// load (see resumePoint).
+// load (see resumePoint). It finished now: DuckDB's now() is when the transaction began, which
+// a group of files shares.
 func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
 	src := f.Src
 	headBytes := len(src.Head)
@@ -597,14 +598,14 @@ func recordLoad(ctx context.Context, f *load.File, start time.Time) error {
 		$load_id AS load_id, $kind AS kind, $source_file AS source_file, $size AS size_bytes, $read AS read_bytes,
 		$identity AS identity, $start_offset AS start_offset, $end_offset AS end_offset, $end_line AS end_line,
 		$lines AS lines, $rows AS rows, $rejected AS rejected, $warnings AS warnings, $dups AS duplicates,
-		$started AS started_at, now() AS finished_at, $note AS note,
+		$started AS started_at, $finished AS finished_at, $note AS note,
 		$device AS device, $inode AS inode, $head_bytes AS head_bytes, $head_hash AS head_hash, $tail_hash AS tail_hash,
 		$cluster AS cluster`,
 		sql.Named("load_id", f.LoadID), sql.Named("kind", f.Kind), sql.Named("source_file", src.Name),
 		sql.Named("size", src.Size), sql.Named("read", f.ReadBytes), sql.Named("identity", src.Identity),
 		sql.Named("start_offset", f.StartOffset), sql.Named("end_offset", nullIfNegative(f.EndOffset)), sql.Named("end_line", nullIfNegative(f.EndLine)),
 		sql.Named("lines", f.Lines), sql.Named("rows", f.Rows), sql.Named("rejected", f.Rejected), sql.Named("warnings", f.Warnings),
-		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("note", nullIfEmpty(f.Note)),
+		sql.Named("dups", f.Duplicates), sql.Named("started", start), sql.Named("finished", time.Now()), sql.Named("note", nullIfEmpty(f.Note)),
 		sql.Named("device", device), sql.Named("inode", inode), sql.Named("head_bytes", headBytes),
 		sql.Named("head_hash", src.HeadHash(headBytes)), sql.Named("tail_hash", tailHash), sql.Named("cluster", nullIfEmpty(f.Settings.Cluster)))
 	if err != nil {
