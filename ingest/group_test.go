@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -235,14 +236,19 @@ func TestARunLoadsAsEachFileAlone(t *testing.T) {
 	var failed int
 	defer func(was []Loader) { loaders = was }(loaders)
 	loaders = append([]Loader{countingRuns{runs: &runs, failed: &failed}}, loaders[1:]...)
+	var logs [2]strings.Builder
 	load := func(together bool) (*store.DB, []FileResult) {
 		if !together {
 			defer func(was int64) { groupBytes = was }(groupBytes)
 			groupBytes = 0
 		}
 		db := openTestDB(t)
-		ingestFiles(t, db, Options{Cluster: "a", NoAuditEndpoints: true}, earlier)               // the run's copies of its events derive rows it lacks
-		results, _ := New(db, Options{ClusterPerDir: true}).Ingest(context.Background(), inputs) // the damaged files fail
+		ingestFiles(t, db, Options{Cluster: "a", NoAuditEndpoints: true}, earlier) // the run's copies of its events derive rows it lacks
+		log := &logs[0]
+		if together {
+			log = &logs[1]
+		}
+		results, _ := New(db, Options{ClusterPerDir: true, Log: log}).Ingest(context.Background(), inputs) // the damaged files fail
 		return db, results
 	}
 	alone, aloneResults := load(false)
@@ -267,9 +273,13 @@ func TestARunLoadsAsEachFileAlone(t *testing.T) {
 	if n := queryInt(t, together, "SELECT count(*) FROM ingest_files WHERE finished_at < started_at"); n > 0 {
 		t.Errorf("%d loads finished before they started (the transaction's start taken for their end)", n)
 	}
+	if strings.Contains(logs[0].String(), "(a run of") || !strings.Contains(logs[1].String(), "rows loaded in ") ||
+		!regexp.MustCompile(`snapshots/[^ ]+: endpoints, \d+ rows loaded in [\d.]+s \(a run of \d+ files\)\n`).MatchString(logs[1].String()) {
+		t.Errorf("log of the files loaded alone:\n%s\nloaded together (each line of a snapshot ending with its run):\n%s", logs[0].String(), logs[1].String())
+	}
 	for i := range inputs {
 		a, b := aloneResults[i], togetherResults[i]
-		a.Elapsed, b.Elapsed = 0, 0
+		a.Elapsed, b.Elapsed, b.Together = 0, 0, 0
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s:\nalone    %+v\ntogether %+v", inputs[i].Path, a, b)
 		}

@@ -67,8 +67,9 @@ type FileResult struct {
 	Skipped    string // why the file was not loaded at all (e.g. already loaded, or its error)
 	Err        error  // the error that kept the file from loading (also in Ingest's error)
 	Note       string
-	Elapsed    time.Duration
-	ReadBytes  int64 // of the file (decompressed), from where its load started
+	Elapsed    time.Duration // of the file's load, or of its run's (Together)
+	ReadBytes  int64         // of the file (decompressed), from where its load started
+	Together   int           // the files of its run, when it was loaded with others (RunLoader)
 }
 
 // Ingester loads inputs into one database.
@@ -275,7 +276,11 @@ func (in *Ingester) logResult(r FileResult) {
 		if r.Duplicates > 0 {
 			fmt.Fprintf(in.opt.Log, ", %s skipped", load.Plural(int(r.Duplicates), "duplicate"))
 		}
-		fmt.Fprintf(in.opt.Log, " in %.1fs\n", r.Elapsed.Seconds())
+		fmt.Fprintf(in.opt.Log, " in %.1fs", r.Elapsed.Seconds())
+		if r.Together > 1 {
+			fmt.Fprintf(in.opt.Log, " (a run of %d files)", r.Together)
+		}
+		fmt.Fprintln(in.opt.Log)
 	}
 	if r.Rejected > 0 {
 		fmt.Fprintf(in.opt.Log, "%s: %s rejected, first at %s (see table ingest_errors)\n", r.Path, load.Plural(int(r.Rejected), "line"), r.FirstError)
@@ -374,7 +379,9 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 			if _, err := in.settleLoad(ctx, p.f, p.start, r, loadErr); err != nil {
 				return err
 			}
-			r.Elapsed = time.Since(p.start)
+		}
+		for _, p := range run {
+			results[p.i].Elapsed, results[p.i].Together = time.Since(run[0].start), len(run)
 		}
 		return nil
 	}
