@@ -550,3 +550,29 @@ func TestMalformedEnvelopeNamesIt(t *testing.T) {
 		})
 	}
 }
+
+// TestEventListLinesWithTheirKindLast: webhook batches written again with their keys in order
+// (Go's encoding/json of a map, jq -S) have their kind after their items; with a first line longer
+// than the head a file is detected by, they are still read as EventList lines, not rejected one
+// by one as events of kind EventList.
+func TestEventListLinesWithTheirKindLast(t *testing.T) {
+	evs := sampleEvents(t, "../samples/flapping/audit.log")
+	var b bytes.Buffer
+	for _, page := range pages(evs, 200) {
+		b.Write(append(mustJSON(t, webhookList(page)), '\n'))
+	}
+	first, _, _ := bytes.Cut(b.Bytes(), []byte("\n"))
+	if kind := bytes.Index(first, []byte(`"kind":"EventList"`)); kind < 64<<10 || !bytes.HasPrefix(first, []byte(`{"apiVersion":"audit.k8s.io/v1","items":[`)) {
+		t.Fatalf("the first line's kind at byte %d of %d: want it after its items, past the head", kind, len(first))
+	}
+	path := filepath.Join(t.TempDir(), "webhook.ndjson")
+	writeFileT(t, path, b.Bytes())
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if len(res) != 1 || res[0].Rows != int64(len(evs)) || res[0].Rejected != 0 {
+		t.Errorf("results %+v: want %d events and no rejected line", res, len(evs))
+	}
+	if envs := queryStrings(t, db, "SELECT DISTINCT envelope FROM audit_events"); !slices.Equal(envs, []string{"eventlist-lines"}) {
+		t.Errorf("envelopes %v, want eventlist-lines", envs)
+	}
+}

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/v1"
@@ -264,11 +265,18 @@ func jsonStart(text []byte) int {
 	return 0
 }
 
-// isEventList reports whether a line is a webhook-style batch {"kind":"EventList","items":[...]}.
-// The scanner stops at the kind member, which the apiserver writes first.
+// isEventList reports whether a line is a webhook-style batch {"kind":"EventList","items":[...]}:
+// its kind says so (the scanner stops at the kind member, which the apiserver writes first), or,
+// when it has no kind that can be read, it has items and an audit.k8s.io apiVersion. A list
+// written again with its keys in order (jq -S, Python's sort_keys) has its kind after its items,
+// which a long first line cuts off from the head a file is detected by.
 func isEventList(obj []byte) bool {
-	kind, ok := topLevelString(obj, "kind")
-	return ok && kind == "EventList"
+	if kind, ok := topLevelString(obj, "kind"); ok {
+		return kind == "EventList"
+	}
+	apiVersion, _ := topLevelString(obj, "apiVersion")
+	items, ok := topLevelFrom(obj, "items")
+	return ok && strings.HasPrefix(apiVersion, "audit.k8s.io/") && bytes.HasPrefix(items, []byte("["))
 }
 
 // eventListItems returns the raw items of an EventList line and the list's apiVersion, or
