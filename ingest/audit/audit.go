@@ -54,9 +54,9 @@ func (l Loader) Load(ctx context.Context, f *load.File) error { return l.LoadRun
 // decode them into batches of raw events, DuckDB's json_transform turns the events of all of them
 // into rows in one INSERT, and then the rows that are not events, or that a load already has, are
 // taken out again, with one statement of each kind for all the files. The files share the
-// transaction, and their load ids ascend in their order with no other load's between them. Each
-// statement has a fixed cost of milliseconds: a run of small files loaded each with its own cost
-// 50 ms a file of 200 events (BENCHMARKS.md).
+// transaction, and their load ids ascend in their order with no other load's between them. A
+// statement costs milliseconds whatever its rows: loaded with statements of its own, a file of
+// 200 events took about 50 ms (BENCHMARKS.md).
 func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
 	run := make([]*runFile, len(files))
 	for i, f := range files {
