@@ -536,8 +536,11 @@ func (in *Ingester) takeLoadIDs(ctx context.Context, files []*load.File) error {
 			return fmt.Errorf("loading %s: taking load ids: %w", files[0].Src.Name, err)
 		}
 	}
-	if err := rows.Err(); err != nil || n < len(files) {
-		return fmt.Errorf("loading %s: taking load ids: %d of %d (%v)", files[0].Src.Name, n, len(files), err)
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("loading %s: taking load ids: %w", files[0].Src.Name, err)
+	}
+	if n < len(files) {
+		return fmt.Errorf("loading %s: taking load ids: %d of %d", files[0].Src.Name, n, len(files))
 	}
 	return nil
 }
