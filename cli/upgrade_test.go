@@ -18,15 +18,7 @@ import (
 // every rule runs.
 func TestAnalyzeUpgradesAnOlderDatabase(t *testing.T) {
 	path := loadedDB(t)
-	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec("ALTER TABLE audit_events DROP COLUMN apiserver")
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	alterDB(t, path, "ALTER TABLE audit_events DROP COLUMN apiserver")
 	r := runCLI(t, "analyze", "--db", path, "-o", "json")
 	if r.code != ExitOK {
 		t.Fatalf("analyze of an older database: %+v", r)
@@ -41,15 +33,7 @@ func TestAnalyzeUpgradesAnOlderDatabase(t *testing.T) {
 // is told so, not that an older kubesift wrote the database.
 func TestQueryFillsTheRowsOfAStoppedIngest(t *testing.T) {
 	path := loadedDB(t)
-	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec("DELETE FROM audit_services")
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	alterDB(t, path, "DELETE FROM audit_services")
 	r := runCLI(t, "query", "--db", path, "-o", "csv", "SELECT count(*) > 0 AS filled FROM audit_services")
 	if r.code != ExitOK || r.stdout != "filled\ntrue\n" {
 		t.Fatalf("query: %+v", r)
@@ -73,18 +57,8 @@ func TestAnalyzeOfADatabaseBeforeResponseRV(t *testing.T) {
 	if now.code != ExitOK || !strings.Contains(now.stdout, `"rule": "watch-rewind"`) {
 		t.Fatalf("analyze of a database loaded now, without a watch-rewind finding: %+v", now)
 	}
-	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{"ALTER TABLE audit_events DROP COLUMN response_rv", "ALTER TABLE audit_events DROP COLUMN load_problem",
-		"ALTER TABLE audit_events ADD COLUMN load_reject VARCHAR", "ALTER TABLE audit_events ADD COLUMN load_warning VARCHAR"} {
-		if _, err := db.Exec(stmt); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+	alterDB(t, path, "ALTER TABLE audit_events DROP COLUMN response_rv", "ALTER TABLE audit_events DROP COLUMN load_problem",
+		"ALTER TABLE audit_events ADD COLUMN load_reject VARCHAR", "ALTER TABLE audit_events ADD COLUMN load_warning VARCHAR")
 	older := runCLI(t, "analyze", "--db", path, "--rule", "watch-rewind", "-o", "json")
 	if want := path + ": upgraded from an older kubesift's (added audit_events.response_rv, audit_events.load_problem; dropped audit_events.load_reject, audit_events.load_warning)"; !strings.Contains(older.stderr, want) {
 		t.Errorf("stderr %q, want it to say %q", older.stderr, want)
@@ -108,19 +82,9 @@ func TestAnalyzeOfADatabaseThatStoredLatency(t *testing.T) {
 	if now.code != ExitOK || !strings.Contains(now.stdout, `"rule": "election-lock-churn"`) || latency.code != ExitOK || strings.Count(latency.stdout, "\n") < 100 {
 		t.Fatalf("analyze and query of a database loaded now: %+v %+v", now, latency)
 	}
-	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{ // what an older kubesift's table held: latency_ms and watch_rv stored, no has_body or body_fields
+	alterDB(t, path, // what an older kubesift's table held: latency_ms and watch_rv stored, no has_body or body_fields
 		"CREATE TABLE older AS SELECT * EXCLUDE (has_body, body_fields) FROM audit_events",
-		"DROP TABLE audit_events", "ALTER TABLE older RENAME TO audit_events"} {
-		if _, err := db.Exec(stmt); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+		"DROP TABLE audit_events", "ALTER TABLE older RENAME TO audit_events")
 	older := runCLI(t, "analyze", "--db", path, "-o", "json")
 	for _, want := range []string{path + ": rewriting audit_events for this kubesift, once",
 		path + ": upgraded from an older kubesift's (added audit_events.has_body, audit_events.body_fields, audit_events.latency_ms (computed), audit_events.watch_rv (computed))"} {
@@ -218,5 +182,21 @@ func inOlderFormat(t *testing.T, path string, extra ...string) {
 	plain.Close()
 	if err := os.Rename(path+".v1", path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// alterDB runs statements on the database at path, to make it what an older or stopped kubesift
+// left.
+func alterDB(t *testing.T, path string, statements ...string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), path, ingest.Schema(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range statements {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
 	}
 }
