@@ -387,8 +387,8 @@ const deriveChunkRows = 1_000_000
 // ingest stopped before deriving (interrupted, or the database full) or those of an older kubesift,
 // which does not know the table (or a table just added to a database an older kubesift wrote,
 // whose rows may predate load ids): without them the table would lack their rows for good. It
-// returns the tables it added rows to that Open did not just add (Upgraded names those). The scans read only the row groups of those loads, whose ids are the
-// newest.
+// returns the tables it added rows to that Open did not just add (Upgraded names those). The
+// scans read only the row groups of those loads, whose ids are the newest.
 func (db *DB) deriveNewerLoads(ctx context.Context) ([]string, error) {
 	var added []string
 	for _, t := range db.Schema {
