@@ -72,12 +72,18 @@ func NeedProgram(t testing.TB, install string, names ...string) string {
 			return path
 		}
 	}
-	msg := fmt.Sprintf("%s not found on PATH (install: %s)", strings.Join(names, " or "), install)
+	Missing(t, fmt.Sprintf("%s not found on PATH (install: %s)", strings.Join(names, " or "), install))
+	return ""
+}
+
+// Missing skips the test for want of something optional that msg names, or fails it under
+// CI=true, where .ci/run installs everything optional.
+func Missing(t testing.TB, msg string) {
+	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + "; CI=true requires it")
 	}
 	t.Skip(msg + "; skipped (under CI=true this fails)")
-	return ""
 }
 
 // Scenarios returns the names of the recorded scenarios, the directories of samplesDir other
