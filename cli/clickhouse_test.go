@@ -81,6 +81,17 @@ func TestClickHouseReadsTheDataset(t *testing.T) {
 		}
 	}
 
+	// The files of slow-rewind's day are not read by the queries of one cluster or of another
+	// week: a partition filter skips them. Damaged, they would fail a query that read them.
+	skipped, err := filepath.Glob(filepath.Join(dataset, "audit_events", "cluster=slow-rewind", "date=*", "*.parquet"))
+	if err != nil || len(skipped) == 0 {
+		t.Fatalf("slow-rewind's audit_events files: %q (%v)", skipped, err)
+	}
+	for _, path := range skipped {
+		if err := os.WriteFile(path, []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var sqls []string
 	for _, s := range statements {
 		sqls = append(sqls, strings.ReplaceAll(s, "/data/kubesift", dataset))
