@@ -81,8 +81,8 @@ func TestClickHouseReadsTheDataset(t *testing.T) {
 		}
 	}
 
-	// The files of slow-rewind's day are not read by the queries of one cluster or of another
-	// week: a partition filter skips them. Damaged, they would fail a query that read them.
+	// slow-rewind's audit_events files are not read by the watch history's query (another
+	// cluster, another day): its partition filter skips them. Damaged, they would fail it if read.
 	skipped, err := filepath.Glob(filepath.Join(dataset, "audit_events", "cluster=slow-rewind", "date=*", "*.parquet"))
 	if err != nil || len(skipped) == 0 {
 		t.Fatalf("slow-rewind's audit_events files: %q (%v)", skipped, err)
@@ -96,7 +96,10 @@ func TestClickHouseReadsTheDataset(t *testing.T) {
 	for _, s := range statements {
 		sqls = append(sqls, strings.ReplaceAll(s, "/data/kubesift", dataset))
 	}
-	in, _ := json.Marshal(sqls)
+	in, err := json.Marshal(sqls)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(node, "-e", chdbRunner)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
