@@ -369,9 +369,9 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 		start time.Time
 	}
 	var run []prepared // files of one loader, opened and given their load ids, to load together
+	var compressed int // files of the run that are compressed
 	var runLoader Loader
-	compressed := 0 // files of the run that are compressed
-	defer func() {  // those of a group that stopped before loading them
+	defer func() { // those of a group that stopped before loading them
 		for _, p := range run {
 			p.f.Src.Close()
 		}
