@@ -337,15 +337,14 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 }
 
 // runFiles bounds the files of a group loaded together by a RunLoader: each is an open file
-// until the run is loaded. A compressed one also holds its decompressor, about 250 KiB of the Go
-// heap: 512 gzipped files held 196 MB and the garbage collector ran 422 times in a load where
-// runs of 128 ran it 23 times, so a run holds at most runCompressedFiles of those. Each run costs
-// a load's statements: 1,000 small files took 3.7-4.7 s in runs of 128, 2.9-3.5 s in runs of
-// 512 (BENCHMARKS.md).
-var runFiles, runCompressedFiles = 512, 128
+// until the run is loaded, a compressed one parked (source.Park) without its decompressor. Each
+// run costs a load's statements: 1,000 small files took 3.7-4.7 s in runs of 128, 2.9-3.5 s in
+// runs of 512; gzipped and not parked, runs of 512 held 196 MB of decompressors and the garbage
+// collector ran 422 times where runs of 128 ran it 23 times (BENCHMARKS.md).
+var runFiles = 512
 
 // ingestGroup loads files in one transaction, in order (see groupSize); consecutive files of a
-// RunLoader's kind are loaded together, up to runFiles of them (runCompressedFiles compressed).
+// RunLoader's kind are loaded together, up to runFiles of them.
 // A file it cannot open or tell the kind of is a result with that error, as from ingestFile. It
 // returns false, with nothing of the files loaded, when a load or the commit failed: the caller
 // loads them one by one then, so that the failure is its own file's and the others are kept.
@@ -369,7 +368,6 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 		start time.Time
 	}
 	var run []prepared // files of one loader, opened and given their load ids, to load together
-	var compressed int // files of the run that are compressed
 	var runLoader Loader
 	defer func() { // those of a group that stopped before loading them
 		for _, p := range run {
@@ -384,7 +382,7 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 			for _, p := range run {
 				p.f.Src.Close()
 			}
-			run, compressed = run[:0], 0
+			run = run[:0]
 		}()
 		files := make([]*load.File, len(run))
 		for k, p := range run {
@@ -428,8 +426,7 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 				}
 				return p.f.Src.Name == src.Name
 			})
-			full := len(run) == runFiles || (src.Compression != "" && compressed == runCompressedFiles)
-			if len(run) > 0 && (!together || loader.Kind() != runLoader.Kind() || full || seen) {
+			if len(run) > 0 && (!together || loader.Kind() != runLoader.Kind() || len(run) == runFiles || seen) {
 				if err := loadRun(); err != nil {
 					src.Close()
 					return false, err
@@ -445,9 +442,7 @@ func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResu
 				continue
 			}
 			run, runLoader = append(run, prepared{i: i, f: f, start: start}), loader
-			if src.Compression != "" {
-				compressed++
-			}
+			src.Park() // a compressed file waits for its turn without its decompressor
 			if !together {
 				if err := loadRun(); err != nil {
 					return false, err

@@ -174,3 +174,58 @@ func TestOtherCompressions(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedFileReadsOn: a compressed file parked before its first read, and again halfway, reads
+// on as if it had not been: the same bytes, lines, damage and tail hash; parked, it still reports
+// the damage met so far. Read to its end, it lets its decompressor go and keeps answering io.EOF.
+func TestParkedFileReadsOn(t *testing.T) {
+	data, second, third := corruptMiddle(t)
+	path := writeTemp(t, "audit.log.gz", data)
+	whole, want := readFileSource(t, path)
+
+	src, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	src.Park()
+	var got bytes.Buffer
+	buf := make([]byte, 1000)
+	for parks := 0; ; {
+		n, err := src.Read(buf)
+		got.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Len() > len(want)/2 && parks == 0 {
+			dmg := src.Damage()
+			src.Park()
+			if parked := src.Damage(); len(parked) != len(dmg) || src.decomp != nil || src.reader != nil {
+				t.Fatalf("parked: damage %+v (was %+v), decompressor freed %v", parked, dmg, src.decomp == nil && src.reader == nil)
+			}
+			parks++
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("parked twice, read %d bytes that differ from the %d read straight", got.Len(), len(want))
+	}
+	if src.LinesRead() != whole.LinesRead() || src.pos != whole.pos {
+		t.Errorf("lines %d, position %d; read straight %d, %d", src.LinesRead(), src.pos, whole.LinesRead(), whole.pos)
+	}
+	if dmg := src.Damage(); len(dmg) != 1 || dmg[0].From != second || dmg[0].To != third {
+		t.Errorf("damage %+v, want [%d, %d)", dmg, second, third)
+	}
+	h, ok := src.TailHash(src.pos)
+	if wh, wok := whole.TailHash(whole.pos); h != wh || ok != wok || !ok {
+		t.Errorf("tail hash %q %v, read straight %q %v", h, ok, wh, wok)
+	}
+	if src.decomp != nil || src.reader != nil {
+		t.Error("read to its end, the file still holds its decompressor")
+	}
+	if n, err := src.Read(buf); n != 0 || err != io.EOF {
+		t.Errorf("a read after the end: %d, %v", n, err)
+	}
+}

@@ -37,6 +37,11 @@ type Source struct {
 	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
 	pos     int64           // offset in the decompressed stream of the next byte Read hands out
 	window  []byte          // the last TailBytes bytes Read handed out, kept for a compressed file
+	// parked says the decompressor and buffers of a compressed file were let go (Park): the
+	// next Read opens them again and reads back to pos. ended says they were let go at the end
+	// of the file: Read returns io.EOF. freedDamage is what they had met.
+	parked, ended bool
+	freedDamage   []Damage
 }
 
 type countingReader struct {
@@ -164,6 +169,7 @@ func (s *Source) Rewind() error {
 	}
 	s.closeDecoder()
 	s.decomp, s.pos, s.window = nil, 0, nil
+	s.parked, s.ended, s.freedDamage = false, false, nil
 	s.lines.Store(0)
 	return s.begin()
 }
@@ -208,10 +214,48 @@ func (s *Source) MayGrow() bool {
 
 // Damage returns the stretches of a compressed file that could not be decompressed so far.
 func (s *Source) Damage() []Damage {
+	if s.parked || s.ended {
+		return s.freedDamage
+	}
 	if s.decomp == nil {
 		return nil
 	}
 	return s.decomp.damage
+}
+
+// Park lets a compressed file wait to be read holding its file but not its decompressor and
+// buffers (about 250 KiB of the Go heap for gzip): the next Read opens them again, from the start
+// of the file, and reads back to where it was. Ingest parks the compressed files of a run of small
+// files while they wait for their turn; a compressed file lets them go by itself once read to its
+// end. A plain file or a stream is left as it is (nothing to free, or it cannot be read again).
+func (s *Source) Park() {
+	if s.Compression == "" || s.Size < 0 || s.parked || s.ended {
+		return
+	}
+	s.free()
+	s.parked = true
+}
+
+// free lets go of a compressed file's decompressor and buffers, keeping the damage they met.
+func (s *Source) free() {
+	s.freedDamage = s.Damage()
+	s.closeDecoder()
+	s.reader, s.decomp = nil, nil
+}
+
+// unpark opens a parked file's decompressor again and reads back to where it was.
+func (s *Source) unpark() error {
+	at, lines, window := s.pos, s.lines.Load(), s.window
+	if err := s.Rewind(); err != nil {
+		return err
+	}
+	if err := s.SkipTo(at); err != nil {
+		return err
+	}
+	if s.pos != at || s.lines.Load() != lines || !bytes.Equal(s.window, window) {
+		return fmt.Errorf("reading %s again: it changed since it was opened", s.Name)
+	}
+	return nil
 }
 
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
@@ -232,6 +276,14 @@ func (s *Source) SkipTo(offset int64) error {
 
 // Read reads the decompressed stream.
 func (s *Source) Read(p []byte) (int, error) {
+	if s.ended {
+		return 0, io.EOF
+	}
+	if s.parked {
+		if err := s.unpark(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := s.reader.Read(p)
 	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
 	s.pos += int64(n)
@@ -239,6 +291,10 @@ func (s *Source) Read(p []byte) (int, error) {
 		keep := min(len(s.window), TailBytes-min(n, TailBytes))
 		s.window = append(s.window[:0], s.window[len(s.window)-keep:]...)
 		s.window = append(s.window, p[max(0, n-TailBytes):n]...)
+		if err == io.EOF && s.Size >= 0 {
+			s.free()
+			s.ended = true
+		}
 	}
 	return n, err
 }
