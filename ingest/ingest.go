@@ -344,10 +344,10 @@ func (in *Ingester) ingestFile(ctx context.Context, path, cluster string) (FileR
 var runFiles = 512
 
 // ingestGroup loads files in one transaction, in order (see groupSize); consecutive files of a
-// RunLoader's kind are loaded together, up to runFiles of them.
-// A file it cannot open or tell the kind of is a result with that error, as from ingestFile. It
-// returns false, with nothing of the files loaded, when a load or the commit failed: the caller
-// loads them one by one then, so that the failure is its own file's and the others are kept.
+// RunLoader's kind are loaded together, up to runFiles of them. A file it cannot open or tell the
+// kind of is a result with that error, as from ingestFile. It returns false, with nothing of the
+// files loaded, when a load or the commit failed: the caller loads them one by one then, so that
+// the failure is its own file's and the others are kept.
 func (in *Ingester) ingestGroup(ctx context.Context, inputs []Input) ([]FileResult, bool) {
 	conn, err := in.db.Conn(ctx)
 	if err != nil {
@@ -744,11 +744,7 @@ func (in *Ingester) recordLoads(ctx context.Context, conn *sql.Conn, recs []load
 		sql.Named("head_bytes", headBytes), sql.Named("head_hash", headHashes), sql.Named("tail_hash", tailHashes),
 		sql.Named("cluster", clusters))
 	if err != nil {
-		name := recs[0].f.Src.Name
-		if n > 1 {
-			name = fmt.Sprintf("%s and the %s after it", name, load.Plural(n-1, "file"))
-		}
-		return fmt.Errorf("recording load of %s: %w", name, err)
+		return fmt.Errorf("recording load of %s: %w", load.RunName(recs[0].f.Src.Name, n), err)
 	}
 	for _, rec := range recs {
 		in.starts[startOf(rec.f)] = true

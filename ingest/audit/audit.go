@@ -66,10 +66,7 @@ func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
 		}
 		run[i] = &runFile{f: f, env: env, out: &events{tail: -1, redact: !f.Settings.KeepSecrets}}
 	}
-	name := files[0].Src.Name
-	if len(files) > 1 {
-		name = fmt.Sprintf("%s and the %s after it", name, load.Plural(len(files)-1, "file"))
-	}
+	name := load.RunName(files[0].Src.Name, len(files))
 	earlierUndated, err := undatedBefore(ctx, files[0])
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", name, err)

@@ -127,10 +127,7 @@ func LoadRowsRun(ctx context.Context, files []*File, parser func(*File) (Parse, 
 		appended[i] = w.Total() - before
 	}
 	first, last := files[0], files[len(files)-1]
-	name := first.Src.Name
-	if len(files) > 1 {
-		name = fmt.Sprintf("%s and the %s after it", name, Plural(len(files)-1, "file"))
-	}
+	name := RunName(first.Src.Name, len(files))
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("loading %s: %w", name, err)
 	}
@@ -238,6 +235,15 @@ func excerpt(text []byte) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(text[:cut]), "?") + "…"
+}
+
+// RunName names a run of n files, first the first of them, in messages: the file's name alone,
+// or "a.log and the 3 files after it".
+func RunName(first string, n int) string {
+	if n <= 1 {
+		return first
+	}
+	return fmt.Sprintf("%s and the %s after it", first, Plural(n-1, "file"))
 }
 
 // Plural returns "1 line" or "3 lines".
