@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubesift/kubesift/ingest/k8sobj"
 	"github.com/kubesift/kubesift/internal/load"
+	"github.com/kubesift/kubesift/internal/rows"
 	"github.com/kubesift/kubesift/store"
 )
 
@@ -259,7 +260,7 @@ func settle(ctx context.Context, run []*runFile, earlierUndated bool) (problems 
 	case len(run) == 1:
 		kept[first] = run[0].rows - int64(len(run[0].rejects)) - dups
 	default:
-		if kept, err = rowsOfLoads(ctx, conn, first, last); err != nil {
+		if kept, err = rows.CountRowsOfLoads(ctx, conn, first, last, auditEventsTable.Name); err != nil {
 			return false, fmt.Errorf("counting the rows kept: %w", err)
 		}
 	}
@@ -274,28 +275,10 @@ func settle(ctx context.Context, run []*runFile, earlierUndated bool) (problems 
 	return problems, nil
 }
 
-// rowsOfLoads counts the audit_events rows of each of the loads first to last.
-func rowsOfLoads(ctx context.Context, conn *sql.Conn, first, last int64) (map[int64]int64, error) {
-	rows, err := conn.QueryContext(ctx, "SELECT load_id, count(*) FROM audit_events WHERE load_id BETWEEN $1 AND $2 GROUP BY load_id", first, last)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	kept := map[int64]int64{}
-	for rows.Next() {
-		var id, n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
-		kept[id] = n
-	}
-	return kept, rows.Err()
-}
-
-// hasLoadProblems reports whether a row of the loads first to last has a load_problem: it is not an event, or
-// an event with a field of the wrong type. It reads that column alone, NULL in almost every row;
-// the queries that take such rows out test audit_id too, a wide column DuckDB then reads in every
-// row of the load. For a load of 10M events without such rows, settling and looking for warnings
+// hasLoadProblems reports whether a row of the loads first to last has a load_problem: it is not
+// an event, or an event with a field of the wrong type. It reads that column alone, NULL in almost
+// every row; the queries that take such rows out test audit_id too, a wide column DuckDB then
+// reads in every row of the load. For a load of 10M events without such rows, settling and looking for warnings
 // took 3.3 s instead of 6.0 s (BENCHMARKS.md).
 func hasLoadProblems(ctx context.Context, conn *sql.Conn, first, last int64) (bool, error) {
 	var problems bool

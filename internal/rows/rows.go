@@ -463,9 +463,14 @@ func (w *Writer) RemoveDuplicates(ctx context.Context, firstLoadID, lastLoadID i
 // RowsOfLoads counts the rows of each of the loads first to last in the tables w wrote. It runs
 // after Close.
 func (w *Writer) RowsOfLoads(ctx context.Context, first, last int64) (map[int64]int64, error) {
+	return CountRowsOfLoads(ctx, w.conn, first, last, w.Tables()...)
+}
+
+// CountRowsOfLoads counts the rows of each of the loads first to last in tables, together.
+func CountRowsOfLoads(ctx context.Context, conn *sql.Conn, first, last int64, tables ...string) (map[int64]int64, error) {
 	counts := map[int64]int64{}
-	for _, table := range w.Tables() {
-		rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("SELECT load_id, count(*) FROM %s WHERE load_id BETWEEN $1 AND $2 GROUP BY load_id", table), first, last)
+	for _, table := range tables {
+		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT load_id, count(*) FROM %s WHERE load_id BETWEEN $1 AND $2 GROUP BY load_id", table), first, last)
 		if err != nil {
 			return nil, fmt.Errorf("counting the rows of %s: %w", table, err)
 		}
