@@ -1,10 +1,10 @@
 -- Loads one Arrow stream of audit event lines, of the files of a run, into audit_events; each row's
 -- file is its number in the run's lists of load ids, names, envelopes, clusters and apiservers.
 -- Every stream column is used (see streamSchema). Rows that are not audit events keep their raw
--- text in load_problem and are moved to ingest_errors before the transaction commits. Every line reaches DuckDB as
--- JSON that Go's encoding/json reads (asGoReads: lines Go cannot read are rejected in Go, lone
--- surrogates rewritten), which json_transform parses without error, so it is not wrapped in
--- try(): that wrapper cost about 40% of the transform on events with bodies.
+-- text in load_problem and are moved to ingest_errors before the transaction commits. Every line
+-- reaches DuckDB as JSON that Go's encoding/json reads (asGoReads: lines Go cannot read are
+-- rejected in Go, lone surrogates rewritten), which json_transform parses without error, so it is
+-- not wrapped in try(): that wrapper cost about 40% of the transform on events with bodies.
 -- response_rv_text is what ResponseRV's expression (tables.go, which fills an older database's
 -- rows) reads of the event, taken by Go (responseRVText). body_fields' expression is put in by Go
 -- (BodyFields in tables.go, over the event's fields).
