@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -117,10 +116,7 @@ func TestClickHouseReadsTheDataset(t *testing.T) {
 		if results[i].Error != "" {
 			t.Fatalf("ClickHouse: %s\n%s", results[i].Error, sqls[i])
 		}
-		rows, err := csv.NewReader(strings.NewReader(results[i].CSV)).ReadAll()
-		if err != nil {
-			t.Fatalf("ClickHouse's CSV of %s: %v", sqls[i], err)
-		}
+		rows := csvRecords(t, results[i].CSV)
 		for _, row := range rows {
 			for j, v := range row {
 				if v == `\N` { // ClickHouse's CSV NULL
