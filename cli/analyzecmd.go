@@ -305,7 +305,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
 	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
 	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
-	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr, and last the total time and the highest of those peaks (the analysis's peak: the process's own high-water mark is reset before each rule)")
+	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr, and last the total time and the highest of those peaks (the analysis's peak: the process's own high-water mark is reset before each rule); with --dataset, for each cluster as it is analysed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -391,6 +391,13 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			return fmt.Errorf("cluster %q: %w", cl, err)
 		}
 		reps = append(reps, rep)
+		if f.profile {
+			fmt.Fprintf(e.stderr, "cluster %q:\n", cl)
+			if err := rep.WriteProfile(e.stderr); err != nil {
+				last.Close()
+				return err
+			}
+		}
 	}
 	defer last.Close()
 	return f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
@@ -445,6 +452,11 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 		return fmt.Errorf("cluster %q, %s: %w", p.Cluster, p.Date, err)
 	}
 	defer rep.Close()
+	if f.profile {
+		if err := rep.WriteProfile(e.stderr); err != nil {
+			return err
+		}
+	}
 	reportErr := f.report(ctx, e.stdout, db, a, rep)
 	if findingsDir != "" {
 		path := filepath.Join(findingsDir, "cluster="+url.PathEscape(p.Cluster), "date="+p.Date, "findings.parquet")

@@ -76,6 +76,16 @@ func TestDatasetPartition(t *testing.T) {
 	if r := runCLI(t, "analyze", "--dataset", dataset, "--partition", "1"); r.code != ExitUsage || !strings.Contains(r.stderr, "1 (cluster, day) partitions") {
 		t.Errorf("--partition 1 of 1: %+v", r)
 	}
+	// --profile prints each rule's line, a cluster's under its name
+	for _, args := range [][]string{{"--profile"}, {"--profile", "--partition", "0"}} {
+		r := runCLI(t, append([]string{"analyze", "--quiet", "--dataset", dataset, "-o", "json"}, args...)...)
+		if r.code != ExitOK || !strings.Contains(r.stderr, "watch-rewind") || !strings.Contains(r.stderr, "all rules") {
+			t.Errorf("analyze --dataset %v: no profile: %+v", args, r)
+		}
+		if named := strings.Contains(r.stderr, `cluster "":`); named != (len(args) == 1) {
+			t.Errorf("analyze --dataset %v: cluster named %v: %q", args, named, r.stderr)
+		}
+	}
 }
 
 // engineTable is one CREATE EXTERNAL TABLE of docs/dataset.md.
