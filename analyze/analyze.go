@@ -142,7 +142,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		rep.Close()
 		return nil, err
 	}
-	clusterNames, perTable, err := evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs)
+	clusterNames, perTable, err := evidenceClusters(ctx, db.Schema, sandbox, rep.Inputs, opt)
 	if err != nil {
 		rep.Close()
 		return nil, err
@@ -155,7 +155,7 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 				out.Reason = "failed: " + err.Error()
 			} else {
-				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out), gs)
+				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt), gs)
 			}
 		}
 		rep.Findings = append(rep.Findings, findings...)
@@ -191,17 +191,17 @@ func NotEvaluated(rs []rules.Rule, reason string) *Report {
 	return rep
 }
 
-// evaluate runs one rule: not evaluated when its input tables are all empty.
+// evaluate runs one rule: not evaluated when its input tables have no rows in the window.
 func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) (Outcome, []Finding) {
 	out := Outcome{Rule: r}
-	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs)
+	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs, opt)
 	if err != nil {
 		out.Err = err
 		out.Reason = "failed: " + err.Error()
 		return out, nil
 	}
 	if len(empty) == len(r.Inputs) {
-		out.Reason = "no " + evidenceKinds(schema, empty) + " data"
+		out.Reason = noData(schema, empty, opt)
 		return out, nil
 	}
 	var peak peakRSS
@@ -256,6 +256,16 @@ func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 	return sandbox, nil
 }
 
+// noData is the reason a rule is not evaluated whose input tables have no rows in the window of
+// opt: "no conntrack data", "no conntrack data in the window".
+func noData(schema store.Schema, tables []string, opt Options) string {
+	reason := "no " + evidenceKinds(schema, tables) + " data"
+	if opt.Since != nil || opt.Until != nil {
+		reason += " in the window"
+	}
+	return reason
+}
+
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".
 func evidenceKinds(schema store.Schema, tables []string) string {
 	var kinds []string
@@ -284,11 +294,13 @@ func countInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox) 
 	return out, nil
 }
 
-// emptyInputs returns the input tables without rows.
-func emptyInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []string) ([]string, error) {
+// emptyInputs returns the input tables without rows in the window of opt: a window of a database
+// that holds the evidence of other times only could not show what the rule looks for, and says
+// so (an analysis of a dataset reads only the days of its window).
+func emptyInputs(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []string, opt Options) ([]string, error) {
 	var empty []string
 	for _, t := range inputs {
-		has, err := schema.HasRows(ctx, conn, t)
+		has, err := schema.HasRows(ctx, conn, t, opt.Since, opt.Until)
 		if err != nil {
 			return nil, err
 		}

@@ -37,9 +37,10 @@ type Gap struct {
 }
 
 // evidenceClusters returns the clusters of the evidence loaded (every evidence table's, "" for
-// the unknown one), sorted, and per evidence table the clusters its rows belong to; one cluster ""
-// when there is no evidence. A table without a cluster column counts in every cluster.
-func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []Input) ([]string, map[string][]string, error) {
+// the unknown one), sorted, and per evidence table the clusters its rows in the window of opt
+// belong to; one cluster "" when there is no evidence. A table without a cluster column counts in
+// every cluster.
+func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sandbox, inputs []Input, opt Options) ([]string, map[string][]string, error) {
 	perTable := map[string][]string{}
 	var all []string
 	var unclustered []string
@@ -52,12 +53,17 @@ func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sand
 			unclustered = append(unclustered, t.Name)
 			continue
 		}
-		cs, err := schema.Clusters(ctx, conn, t.Name)
+		cs, err := schema.Clusters(ctx, conn, t.Name, nil, nil)
 		if err != nil {
 			return nil, nil, err
 		}
-		perTable[t.Name] = cs
 		all = append(all, cs...)
+		if opt.Since != nil || opt.Until != nil {
+			if cs, err = schema.Clusters(ctx, conn, t.Name, opt.Since, opt.Until); err != nil {
+				return nil, nil, err
+			}
+		}
+		perTable[t.Name] = cs
 	}
 	slices.Sort(all)
 	all = slices.Compact(all)
@@ -71,16 +77,17 @@ func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sand
 }
 
 // notEvaluatedIn returns, per cluster of clusters where rule r did not run on data, why: the
-// reason of out when it was not evaluated at all, else "no EVIDENCE data" for the clusters
-// where none of r's input tables has rows (perTable, see evidenceClusters).
-func notEvaluatedIn(schema store.Schema, clusters []string, perTable map[string][]string, r rules.Rule, out Outcome) map[string]string {
+// reason of out when it was not evaluated at all, else "no EVIDENCE data" (in the window) for the
+// clusters where none of r's input tables has rows in the window of opt (perTable, see
+// evidenceClusters).
+func notEvaluatedIn(schema store.Schema, clusters []string, perTable map[string][]string, r rules.Rule, out Outcome, opt Options) map[string]string {
 	reasons := map[string]string{}
 	for _, c := range clusters {
 		switch {
 		case !out.Evaluated:
 			reasons[c] = out.Reason
 		case !slices.ContainsFunc(r.Inputs, func(t string) bool { return slices.Contains(perTable[t], c) }):
-			reasons[c] = "no " + evidenceKinds(schema, r.Inputs) + " data"
+			reasons[c] = noData(schema, r.Inputs, opt)
 		}
 	}
 	return reasons

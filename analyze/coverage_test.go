@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubesift/kubesift/ingest"
 	"github.com/kubesift/kubesift/rules"
@@ -278,6 +279,53 @@ func TestCoverageIsPerCluster(t *testing.T) {
 	}
 	if !strings.Contains(got["endpoint-flapping without-snapshots"], "no snapshots were loaded") {
 		t.Errorf("endpoint-flapping without-snapshots: %s", got["endpoint-flapping without-snapshots"])
+	}
+}
+
+// TestCoverageOfAWindow: a rule is evaluated in a cluster only when its inputs have rows in the
+// window. samples/healthy's conntrack captures (06:01:30-06:01:50) lie before a window of its
+// audit events (06:02-06:05), so probe-conntrack-exhaustion could not have seen that window's
+// table: it was reported evaluated, as the database held captures of other times, where an
+// analysis of the same window of a dataset (which reads only the window's days) said not evaluated.
+func TestCoverageOfAWindow(t *testing.T) {
+	db := scenarioDB(t, "samples", ingest.Options{ClusterPerDir: true})
+	at := func(s string) *time.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tm
+	}
+	for _, tc := range []struct {
+		name         string
+		since, until *time.Time
+		healthy      string
+	}{
+		{"no window", nil, nil, "evaluated"},
+		{"the captures' minute", at("2026-11-21T06:01:00Z"), at("2026-11-21T06:02:00Z"), "evaluated"},
+		{"the audit events after them", at("2026-11-21T06:02:00Z"), at("2026-11-21T06:05:00Z"), "not evaluated: no conntrack data in the window"},
+	} {
+		rep, err := Run(context.Background(), db, []rules.Rule{builtinRule(t, "probe-conntrack-exhaustion")}, Options{Since: tc.since, Until: tc.until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, c := range rep.Outcomes[0].Coverage {
+			if c.Cluster == "healthy" {
+				got = c.String()
+			}
+		}
+		if got != tc.healthy {
+			t.Errorf("%s: healthy %q; want %q", tc.name, got, tc.healthy)
+		}
+	}
+	long := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	rep, err := Run(context.Background(), db, []rules.Rule{builtinRule(t, "probe-conntrack-exhaustion")}, Options{Until: &long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.Outcomes[0]; o.Evaluated || o.Reason != "no conntrack data in the window" {
+		t.Errorf("a window before every capture: evaluated %v, %q", o.Evaluated, o.Reason)
 	}
 }
 

@@ -53,8 +53,9 @@ func TestDatasetFlags(t *testing.T) {
 }
 
 // TestDatasetPartition runs analyze --dataset --partition N --findings-dir as an Indexed Job's
-// pod does: the partition's findings are those of the whole dataset (real-lab is one cluster and
-// one day), written as Parquet under DIR/cluster=/date=2026-11-21/.
+// pod does: the partition's findings and coverage are those of the whole dataset over the
+// partition's day (real-lab is one cluster and one day), written as Parquet under
+// DIR/cluster=/date=2026-11-21/.
 func TestDatasetPartition(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.duckdb")
 	dataset := filepath.Join(t.TempDir(), "dataset")
@@ -65,7 +66,8 @@ func TestDatasetPartition(t *testing.T) {
 		t.Fatalf("export --dataset: %+v", r)
 	}
 	findings := filepath.Join(dataset, "findings")
-	want := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json"))
+	want := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json",
+		"--since", "2026-11-21T00:00:00Z", "--until", "2026-11-21T23:59:59.999999999Z"))
 	got := reportFindings(t, runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--findings-dir", findings, "-o", "json"))
 	if got != want {
 		t.Errorf("partition 0:\n%s\nwant\n%s", got, want)

@@ -116,7 +116,7 @@ func checkExport(fs *pflag.FlagSet, out *outputFlag, tables []string, sinceFlag,
 func tablesWithRows(ctx context.Context, db *store.DB) ([]store.Table, error) {
 	var chosen []store.Table
 	for _, t := range db.Schema {
-		has, err := db.Schema.HasRows(ctx, db.DB, t.Name)
+		has, err := db.Schema.HasRows(ctx, db.DB, t.Name, nil, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -56,21 +56,24 @@ func (s Schema) RowCountIn(ctx context.Context, q RowQuerier, table string, sinc
 	return n, nil
 }
 
-// HasRows reports whether the table of s named table holds a row.
-func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string) (bool, error) {
-	if _, ok := s.Lookup(table); !ok {
+// HasRows reports whether the table of s named table holds a row observed in [since, until] (see
+// SelectRows).
+func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string, since, until *time.Time) (bool, error) {
+	t, ok := s.Lookup(table)
+	if !ok {
 		return false, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
 	var has bool
-	if err := q.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+table+")").Scan(&has); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT EXISTS ("+SelectRows(t, since, until)+")").Scan(&has); err != nil {
 		return false, fmt.Errorf("reading %s: %w", table, err)
 	}
 	return has, nil
 }
 
-// Clusters returns the clusters the rows of the table of s named table belong to ("" for the
-// unknown cluster), sorted; none when the table has no rows or no cluster column.
-func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string) ([]string, error) {
+// Clusters returns the clusters the rows of the table of s named table observed in [since, until]
+// belong to ("" for the unknown cluster), sorted (see SelectRows); none when it has no such rows or
+// no cluster column.
+func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string, since, until *time.Time) ([]string, error) {
 	t, ok := s.Lookup(table)
 	if !ok {
 		return nil, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
@@ -79,7 +82,7 @@ func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string) ([]str
 		return nil, nil
 	}
 	var list any
-	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY coalesce(cluster, '')) FROM "+table).Scan(&list); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY coalesce(cluster, '')) FROM ("+SelectRows(t, since, until)+")").Scan(&list); err != nil {
 		return nil, fmt.Errorf("listing the clusters of %s: %w", table, err)
 	}
 	items, _ := list.([]any)

@@ -58,13 +58,13 @@ func TestCountAndSelectRows(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", c.Table, c.Rows, want)
 		}
 	}
-	if has, err := testSchema.HasRows(ctx, db.DB, "runs"); err != nil || !has {
+	if has, err := testSchema.HasRows(ctx, db.DB, "runs", nil, nil); err != nil || !has {
 		t.Errorf("runs has rows: %v, %v", has, err)
 	}
-	if has, err := testSchema.HasRows(ctx, db.DB, "observations"); err != nil || has {
+	if has, err := testSchema.HasRows(ctx, db.DB, "observations", nil, nil); err != nil || has {
 		t.Errorf("observations has rows: %v, %v", has, err)
 	}
-	if _, err := testSchema.HasRows(ctx, db.DB, "runs; DROP TABLE runs"); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
+	if _, err := testSchema.HasRows(ctx, db.DB, "runs; DROP TABLE runs", nil, nil); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
 		t.Errorf("an unknown table: %v", err)
 	}
 	runs, _ := testSchema.Lookup("runs")
@@ -81,6 +81,13 @@ func TestCountAndSelectRows(t *testing.T) {
 			t.Errorf("RowCountIn since %v until %v: %d, %v; want %d", tc.since, tc.until, n, err, tc.want)
 		}
 	}
+	before := time.Date(2026, 11, 21, 4, 0, 0, 0, time.UTC)
+	if has, err := testSchema.HasRows(ctx, db.DB, "runs", &since, &until); err != nil || !has {
+		t.Errorf("runs has rows in the window: %v, %v", has, err)
+	}
+	if has, err := testSchema.HasRows(ctx, db.DB, "runs", nil, &before); err != nil || has {
+		t.Errorf("runs has rows before the first: %v, %v", has, err)
+	}
 	if _, err := testSchema.RowCountIn(ctx, db.DB, "runs; DROP TABLE runs", &since, nil); err == nil || !strings.Contains(err.Error(), "not a kubesift table") {
 		t.Errorf("RowCountIn of an unknown table: %v", err)
 	}
@@ -95,16 +102,21 @@ func TestCountAndSelectRows(t *testing.T) {
 func TestClusters(t *testing.T) {
 	ctx := context.Background()
 	db := datasetDB(t)
-	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events"); err != nil || !slices.Equal(got, []string{"", "prod/eu 1"}) {
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events", nil, nil); err != nil || !slices.Equal(got, []string{"", "prod/eu 1"}) {
 		t.Errorf("audit_events: %q, %v", got, err)
 	}
-	if got, err := datasetSchema.Clusters(ctx, db.DB, "conntrack_limits"); err != nil || len(got) != 0 {
+	long := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	ago := long.Add(time.Hour)
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events", &long, &ago); err != nil || len(got) != 0 {
+		t.Errorf("audit_events in a window before its rows: %q, %v", got, err)
+	}
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "conntrack_limits", nil, nil); err != nil || len(got) != 0 {
 		t.Errorf("a table without a cluster column: %q, %v", got, err)
 	}
 	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events"); err != nil || len(got) != 0 {
+	if got, err := datasetSchema.Clusters(ctx, db.DB, "audit_events", nil, nil); err != nil || len(got) != 0 {
 		t.Errorf("an empty table: %q, %v", got, err)
 	}
 }
