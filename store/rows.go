@@ -64,7 +64,7 @@ func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string, since, 
 		return false, fmt.Errorf("%q is not a kubesift table (see kubesift schema)", table)
 	}
 	var has bool
-	if err := q.QueryRowContext(ctx, "SELECT EXISTS ("+SelectRows(t, since, until)+")").Scan(&has); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT EXISTS ("+selectWindow(t, since, until)+")").Scan(&has); err != nil {
 		return false, fmt.Errorf("reading %s: %w", table, err)
 	}
 	return has, nil
@@ -82,7 +82,7 @@ func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string, since,
 		return nil, nil
 	}
 	var list any
-	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY coalesce(cluster, '')) FROM ("+SelectRows(t, since, until)+")").Scan(&list); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT list(DISTINCT coalesce(cluster, '') ORDER BY coalesce(cluster, '')) FROM ("+selectWindow(t, since, until)+")").Scan(&list); err != nil {
 		return nil, fmt.Errorf("listing the clusters of %s: %w", table, err)
 	}
 	items, _ := list.([]any)
@@ -97,17 +97,33 @@ func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string, since,
 // unbounded), all of them when t has no time column. The times are formatted into the SQL, as
 // COPY takes no parameters; they are times, not text.
 func SelectRows(t Table, since, until *time.Time) string {
-	col := t.TimeColumn
+	if t.TimeColumn == "" {
+		return selectBetween(t, "", since, until)
+	}
+	return selectBetween(t, `"`+t.TimeColumn+`"`, since, until)
+}
+
+// selectWindow is SelectRows by the time the rules keep a row by in a window (Table.WindowTime).
+func selectWindow(t Table, since, until *time.Time) string {
+	if t.WindowTime != "" {
+		return selectBetween(t, t.WindowTime, since, until)
+	}
+	return SelectRows(t, since, until)
+}
+
+// selectBetween returns the query of t's rows whose time (an expression; "" for none) lies in
+// [since, until].
+func selectBetween(t Table, at string, since, until *time.Time) string {
 	q := "SELECT * FROM " + t.Name
-	if col == "" || (since == nil && until == nil) {
+	if at == "" || (since == nil && until == nil) {
 		return q
 	}
 	var conds []string
 	if since != nil {
-		conds = append(conds, fmt.Sprintf(`"%s" >= '%s'::TIMESTAMPTZ`, col, since.UTC().Format(time.RFC3339Nano)))
+		conds = append(conds, fmt.Sprintf(`%s >= '%s'::TIMESTAMPTZ`, at, since.UTC().Format(time.RFC3339Nano)))
 	}
 	if until != nil {
-		conds = append(conds, fmt.Sprintf(`"%s" <= '%s'::TIMESTAMPTZ`, col, until.UTC().Format(time.RFC3339Nano)))
+		conds = append(conds, fmt.Sprintf(`%s <= '%s'::TIMESTAMPTZ`, at, until.UTC().Format(time.RFC3339Nano)))
 	}
 	return q + " WHERE " + strings.Join(conds, " AND ")
 }

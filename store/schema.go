@@ -70,6 +70,10 @@ type Table struct {
 	// TimeColumn says when a row was observed, for time windows and retention; "" for tables
 	// whose rows have no time.
 	TimeColumn string
+	// WindowTime is the time by which the rules keep a row in a window when it is not TimeColumn
+	// (an expression over the table's columns; "" is TimeColumn): whether a window holds any rows
+	// of the table (Schema.HasRows, Schema.Clusters) asks it.
+	WindowTime string
 	// DedupeKey identifies a row across loads: a load keeps no row whose key (NULLs equal) an
 	// earlier load already has. An item is a column name, or an expression with %[1]s standing for
 	// the table alias, e.g. "coalesce(%[1]s.zone, 0)". Nil for tables that are not deduplicated.
