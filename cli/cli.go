@@ -129,7 +129,7 @@ func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	c := &commonFlags{stderr: e.stderr}
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files, and rules that run in pieces use pieces in proportion to it")
-	fs.BoolVar(&c.hugePages, "huge-pages", true, "advise transparent huge pages for DuckDB's block pool while the rules or queries read a database of a quarter of --memory-limit or more; false keeps it in small pages, for a host where compacting memory into huge pages stalls")
+	fs.BoolVar(&c.hugePages, "huge-pages", true, "advise transparent huge pages for DuckDB's block pool while the rules or queries read a database of a quarter of --memory-limit or more (a dataset's Parquet files of a twelfth); false keeps it in small pages, for a host where compacting memory into huge pages stalls")
 	fs.Usage = func() {
 		if e.describe != nil {
 			e.describe(name, args, doc, fs)

@@ -215,6 +215,37 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 	return days, nil
 }
 
+// datasetBytes returns the size of the Parquet files of cluster's days [from, to] (nil is
+// unbounded) in the dataset dir, of the tables of schema.
+func datasetBytes(dir string, schema Schema, cluster string, from, to *time.Time) (uint64, error) {
+	var size uint64
+	for _, t := range schema.DatasetTables() {
+		files, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet"))
+		if err != nil {
+			return 0, err
+		}
+		for _, f := range files {
+			rel, err := filepath.Rel(filepath.Join(dir, t.Name), filepath.Dir(f))
+			if err != nil {
+				return 0, err
+			}
+			c, day, err := partitionValues(rel)
+			if err != nil {
+				return 0, fmt.Errorf("partition %s: %w", rel, err)
+			}
+			if c != cluster || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
+				continue
+			}
+			info, err := os.Stat(f)
+			if err != nil {
+				return 0, err
+			}
+			size += uint64(info.Size())
+		}
+	}
+	return size, nil
+}
+
 // DatasetClusters returns the clusters that have files (of tables of schema) in the dataset dir, sorted.
 func DatasetClusters(dir string, schema Schema) ([]string, error) {
 	days, err := DatasetDays(dir, schema)
@@ -248,6 +279,23 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
 	opt.ReadOnly = true // no tables: the views below stand for them
+	limit, err := ParseMemoryLimit(opt.MemoryLimit)
+	if opt.MemoryLimit == "" {
+		limit, err = ParseMemoryLimit(DefaultMemoryLimit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	size, err := datasetBytes(abs, schema, cluster, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
+	}
+	// the block pool, as for a database file of a quarter of the limit or more (blockPool), Parquet
+	// holding the rows in about a third of the file's bytes (the recordings at 10M events: 365 MB
+	// against 1.14 GB): all rules over that dataset in 28.2-30.2 s instead of 36.1-38.3 s, its
+	// busiest day (206 MB) in 14.5-16.9 s instead of 16.9-21.2 s, the peak 190-250 MiB higher
+	// (BENCHMARKS.md)
+	opt.BlockPool = size >= limit/12
 	db, err := Open(ctx, InMemory, schema, opt)
 	if err != nil {
 		return nil, err

@@ -232,3 +232,57 @@ func TestDatasetDays(t *testing.T) {
 		t.Fatalf("days %+v, want %+v", days, want)
 	}
 }
+
+// TestDatasetBlockPool: datasetBytes sums the Parquet files of one cluster's days, which decides
+// whether a dataset's instance takes DuckDB's block pool (Options.BlockPool), as a large
+// database file's sandbox does.
+func TestDatasetBlockPool(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sizeOf := func(pattern string) uint64 {
+		files, err := filepath.Glob(filepath.Join(dir, "*", pattern, "*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %v", pattern, files, err)
+		}
+		var n uint64
+		for _, f := range files {
+			info, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += uint64(info.Size())
+		}
+		return n
+	}
+	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		cluster  string
+		from, to *time.Time
+		want     uint64
+	}{
+		{"prod/eu 1", nil, nil, sizeOf("cluster=prod%2Feu%201/date=*")},
+		{"prod/eu 1", &day, nil, sizeOf("cluster=prod%2Feu%201/date=2026-11-22")},
+		{"", nil, &day, sizeOf("cluster=/date=*")},
+		{"", nil, &time.Time{}, 0},
+	} {
+		if got, err := datasetBytes(dir, datasetSchema, tc.cluster, tc.from, tc.to); err != nil || got != tc.want {
+			t.Errorf("cluster %q from %v to %v: %d bytes, %v; want %d", tc.cluster, tc.from, tc.to, got, err, tc.want)
+		}
+	}
+	for _, pool := range []bool{false, true} {
+		mem, err := Open(ctx, InMemory, datasetSchema, Options{ReadOnly: true, MemoryLimit: "64MB", BlockPool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var setting string
+		err = mem.QueryRowContext(ctx, "SELECT current_setting('block_allocator_memory')").Scan(&setting)
+		mem.Close()
+		if want := map[bool]string{false: "0 bytes", true: "61.0 MiB"}[pool]; err != nil || setting != want {
+			t.Errorf("BlockPool %v: block_allocator_memory %q, %v; want %q", pool, setting, err, want)
+		}
+	}
+}

@@ -139,6 +139,10 @@ type Options struct {
 	// it for transparent huge pages (see blockPool): for a host where the kernel's compaction of
 	// memory into huge pages costs more than the faults it saves.
 	SmallPages bool
+	// BlockPool has an in-memory database keep its buffer blocks in DuckDB's block pool, as the
+	// sandbox of a large read-only file does (see blockPool): for a dataset's instance, which
+	// only reads.
+	BlockPool bool
 
 	upgraded bool // a read-only open after the repair or upgrade that it asked for
 }
@@ -173,6 +177,14 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 	}
 	if opt.Threads > 0 {
 		setup = append(setup, threadsSetting(opt.Threads))
+	}
+	advisePool := func() {}
+	if opt.BlockPool && path == InMemory {
+		setup = append(setup, "SET block_allocator_memory = "+quote(opt.MemoryLimit))
+		if !opt.SmallPages {
+			// the pool's region appears when the instance opens, at the first connection (PingContext)
+			advisePool = hugePagesForNewRegion(memoryLimit / 2)
+		}
 	}
 	var perConn []string
 	scratch := ""
@@ -233,6 +245,7 @@ func Open(ctx context.Context, path string, schema Schema, opt Options) (*DB, er
 		db.Close()
 		return nil, openError(path, err)
 	}
+	advisePool()
 	if !opt.ReadOnly {
 		db.format, err = db.storageFormat(ctx)
 		if err == nil {
