@@ -279,10 +279,11 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
 	opt.ReadOnly = true // no tables: the views below stand for them
-	limit, err := ParseMemoryLimit(opt.MemoryLimit)
-	if opt.MemoryLimit == "" {
-		limit, err = ParseMemoryLimit(DefaultMemoryLimit)
+	memoryLimit := opt.MemoryLimit
+	if memoryLimit == "" {
+		memoryLimit = DefaultMemoryLimit
 	}
+	limit, err := ParseMemoryLimit(memoryLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +294,8 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	// the block pool, as for a database file of a quarter of the limit or more (blockPool), Parquet
 	// holding the rows in about a third of the file's bytes (the recordings at 10M events: 365 MB
 	// against 1.14 GB): all rules over that dataset in 28.2-30.2 s instead of 36.1-38.3 s, its
-	// busiest day (206 MB) in 14.5-16.9 s instead of 16.9-21.2 s, the peak 190-250 MiB higher
-	// (BENCHMARKS.md)
+	// busiest day (206 MB) in 13.7-14.2 s instead of 17.1-18.2 s, the peak 170-250 MiB higher;
+	// a day of 7 MB gained nothing and took 30-90 MiB more (BENCHMARKS.md)
 	opt.BlockPool = size >= limit/12
 	db, err := Open(ctx, InMemory, schema, opt)
 	if err != nil {

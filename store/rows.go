@@ -56,8 +56,8 @@ func (s Schema) RowCountIn(ctx context.Context, q RowQuerier, table string, sinc
 	return n, nil
 }
 
-// HasRows reports whether the table of s named table holds a row observed in [since, until] (see
-// SelectRows).
+// HasRows reports whether the table of s named table holds a row of the window [since, until], by
+// the time the rules keep its rows by (Table.WindowTime, else TimeColumn).
 func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string, since, until *time.Time) (bool, error) {
 	t, ok := s.Lookup(table)
 	if !ok {
@@ -70,9 +70,9 @@ func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string, since, 
 	return has, nil
 }
 
-// Clusters returns the clusters the rows of the table of s named table observed in [since, until]
-// belong to ("" for the unknown cluster), sorted (see SelectRows); none when it has no such rows or
-// no cluster column.
+// Clusters returns the clusters the rows of the table of s named table in the window [since,
+// until] belong to ("" for the unknown cluster), sorted (see HasRows); none when it has no such
+// rows or no cluster column.
 func (s Schema) Clusters(ctx context.Context, q RowQuerier, table string, since, until *time.Time) ([]string, error) {
 	t, ok := s.Lookup(table)
 	if !ok {
