@@ -294,7 +294,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	// the block pool, as for a database file of a quarter of the limit or more (blockPool), Parquet
 	// holding the rows in about a third of the file's bytes (the recordings at 10M events: 365 MB
 	// against 1.14 GB): all rules over that dataset in 28.2-30.2 s instead of 36.1-38.3 s, its
-	// busiest day (206 MB) in 13.7-14.2 s instead of 17.1-18.2 s, the peak 170-250 MiB higher;
+	// busiest day (206 MB) in 13.7-14.2 s instead of 17.1-18.2 s, the peak 150-260 MiB higher;
 	// a day of 7 MB gained nothing and took 30-90 MiB more (BENCHMARKS.md)
 	opt.BlockPool = size >= limit/12
 	db, err := Open(ctx, InMemory, schema, opt)
