@@ -148,14 +148,14 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		return nil, err
 	}
 	for _, r := range rs {
-		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt)
+		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt, rep.Inputs)
 		if out.Err == nil {
 			gs, err := gaps(ctx, sandbox, r, opt)
 			if err != nil {
 				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 				out.Reason = "failed: " + err.Error()
 			} else {
-				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt), gs)
+				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt, rep.Inputs), gs)
 			}
 		}
 		rep.Findings = append(rep.Findings, findings...)
@@ -191,8 +191,9 @@ func NotEvaluated(rs []rules.Rule, reason string) *Report {
 	return rep
 }
 
-// evaluate runs one rule: not evaluated when its input tables have no rows in the window.
-func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options) (Outcome, []Finding) {
+// evaluate runs one rule: not evaluated when its input tables have no rows in the window (loaded
+// are the tables with rows at all).
+func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options, loaded []Input) (Outcome, []Finding) {
 	out := Outcome{Rule: r}
 	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs, opt)
 	if err != nil {
@@ -201,7 +202,7 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 		return out, nil
 	}
 	if len(empty) == len(r.Inputs) {
-		out.Reason = noData(schema, empty, opt)
+		out.Reason = noData(schema, empty, opt, loaded)
 		return out, nil
 	}
 	var peak peakRSS
@@ -257,11 +258,16 @@ func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 }
 
 // noData is the reason a rule is not evaluated whose input tables have no rows in the window of
-// opt: "no conntrack data", "no conntrack data in the window".
-func noData(schema store.Schema, tables []string, opt Options) string {
+// opt: "no conntrack data", or "no conntrack data in the window" when one of them has rows
+// elsewhere (loaded: the tables with rows).
+func noData(schema store.Schema, tables []string, opt Options, loaded []Input) string {
 	reason := "no " + evidenceKinds(schema, tables) + " data"
 	if opt.Since != nil || opt.Until != nil {
-		reason += " in the window"
+		for _, in := range loaded {
+			if slices.Contains(tables, in.Table) {
+				return reason + " in the window"
+			}
+		}
 	}
 	return reason
 }

@@ -327,6 +327,14 @@ func TestCoverageOfAWindow(t *testing.T) {
 	if o := rep.Outcomes[0]; o.Evaluated || o.Reason != "no conntrack data in the window" {
 		t.Errorf("a window before every capture: evaluated %v, %q", o.Evaluated, o.Reason)
 	}
+	// without any capture at all, the window is not the reason
+	none := scenarioDB(t, "samples/flapping", ingest.Options{})
+	if rep, err = Run(context.Background(), none, []rules.Rule{builtinRule(t, "probe-conntrack-exhaustion")}, Options{Until: &long}); err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.Outcomes[0]; o.Evaluated || o.Reason != "no conntrack data" {
+		t.Errorf("a window of a database without captures: evaluated %v, %q", o.Evaluated, o.Reason)
+	}
 }
 
 // TestCoverageTakesTheRuleParams: lock-write-bodies leaves out the writes of the rule's
