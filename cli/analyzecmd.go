@@ -382,7 +382,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 		if last != nil {
 			last.Close()
 		}
-		if last, err = store.OpenDataset(ctx, dir, ingest.Schema(), cl, from, to, store.Options{MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages}); err != nil {
+		if last, err = c.openDataset(ctx, dir, cl, from, to); err != nil {
 			return err
 		}
 		rep, err := a.run(ctx, last)
@@ -439,7 +439,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 		a.until = &end
 	}
 	from, to := readDays(a)
-	db, err := store.OpenDataset(ctx, dir, ingest.Schema(), p.Cluster, from, to, store.Options{MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages})
+	db, err := c.openDataset(ctx, dir, p.Cluster, from, to)
 	if err != nil {
 		return err
 	}

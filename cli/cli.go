@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -180,6 +181,12 @@ func (e *env) logWriter(quiet bool) io.Writer {
 		return nil
 	}
 	return e.stderr
+}
+
+// openDataset opens one cluster's days [from, to] of the dataset dir (store.OpenDataset) with the
+// memory settings of the command line.
+func (c *commonFlags) openDataset(ctx context.Context, dir, cluster string, from, to *time.Time) (*store.DB, error) {
+	return store.OpenDataset(ctx, dir, ingest.Schema(), cluster, from, to, store.Options{MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages})
 }
 
 // openDB opens the database and says when opening it removed the rows of an interrupted load or

@@ -243,10 +243,14 @@ func TestExitCodesAndUsage(t *testing.T) {
 	}
 }
 
-// TestHugePagesFlag: --huge-pages=false reaches the database the verbs open (store.Options.SmallPages;
-// store's TestSandboxPoolIsAdvisedHugePages checks what it does there).
+// TestHugePagesFlag: --huge-pages=false reaches the database the verbs open, and a dataset
+// (store.Options.SmallPages; store's TestSandboxPoolIsAdvisedHugePages checks what it does there).
 func TestHugePagesFlag(t *testing.T) {
 	path := loadedDB(t)
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	if r := runCLI(t, "export", "--quiet", "--db", path, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
 	for _, tt := range []struct {
 		args       []string
 		smallPages bool
@@ -263,6 +267,14 @@ func TestHugePagesFlag(t *testing.T) {
 			t.Errorf("%v: SmallPages %v, want %v", tt.args, db.SmallPages(), tt.smallPages)
 		}
 		db.Close()
+		ds, err := c.openDataset(context.Background(), dataset, "", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.SmallPages() != tt.smallPages {
+			t.Errorf("%v: the dataset's SmallPages %v, want %v", tt.args, ds.SmallPages(), tt.smallPages)
+		}
+		ds.Close()
 	}
 }
 
