@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 const (
@@ -53,6 +54,8 @@ type LineReader struct {
 	// Tail is the offset of a last line without a newline, -1 when the stream ends with one:
 	// such a line may still be being written.
 	Tail int64
+	// progress is the count of lines of the Source read, when it is one: it counts them here.
+	progress *atomic.Int64
 }
 
 // NewLineReader reads r, whose first byte is at offset and starts line firstLine. When r has a
@@ -67,7 +70,11 @@ func NewLineReader(r io.Reader, maxLine int, offset, firstLine int64) *LineReade
 			size = int(min(n+1, ChunkBytes)) // one byte more, to see the end in the first read
 		}
 	}
-	return &LineReader{r: r, size: size, MaxLine: maxLine, Base: offset, NextLine: firstLine, Tail: -1}
+	lr := &LineReader{r: r, size: size, MaxLine: maxLine, Base: offset, NextLine: firstLine, Tail: -1}
+	if src, ok := r.(*Source); ok {
+		src.linesByReader, lr.progress = true, &src.lines
+	}
+	return lr
 }
 
 // Next returns the next chunk. It returns a nil chunk and a non-nil Oversized when a line over
@@ -115,10 +122,14 @@ func (lr *LineReader) Next() (*Chunk, *Oversized) {
 
 func (lr *LineReader) emit(buf []byte, end, n int) *Chunk {
 	c := &Chunk{Data: buf[:end], Base: lr.Base, FirstLine: lr.NextLine}
-	lr.NextLine += int64(bytes.Count(c.Data, []byte{'\n'}))
+	lines := int64(bytes.Count(c.Data, []byte{'\n'}))
 	if end == n && lr.eof && n > 0 && buf[n-1] != '\n' {
-		lr.NextLine++ // a last line without a newline
+		lines++ // a last line without a newline
 		lr.Tail = lr.Base + int64(bytes.LastIndexByte(buf[:n], '\n')+1)
+	}
+	lr.NextLine += lines
+	if lr.progress != nil {
+		lr.progress.Add(lines)
 	}
 	lr.carry = append([]byte(nil), buf[end:n]...)
 	lr.Base += int64(end)
@@ -150,6 +161,9 @@ func (lr *LineReader) skipOversized(head []byte) *Oversized {
 	}
 	lr.Base += o.Length + newline
 	lr.NextLine++
+	if lr.progress != nil {
+		lr.progress.Add(1)
+	}
 	return o
 }
 

@@ -263,3 +263,36 @@ func TestLineReaderChunkSizes(t *testing.T) {
 		t.Errorf("a file of %d bytes: chunks of %v, want chunks of %d", len(stream), got, ChunkBytes)
 	}
 }
+
+// TestLineReaderCountsTheSourcesLines: a LineReader reading a Source counts the lines that
+// progress shows (LinesRead), a skipped long line and a last line without a newline included,
+// once: the Source no longer counts what it reads a second time. A compressed file parked between
+// two chunks keeps its count.
+func TestLineReaderCountsTheSourcesLines(t *testing.T) {
+	input := "one\ntwo\n" + strings.Repeat("H", 300) + "\nfour\n" + strings.Repeat("x\n", 50) + "last"
+	const lines = 55
+	for _, name := range []string{"audit.log", "audit.log.gz"} {
+		data := []byte(input)
+		if strings.HasSuffix(name, ".gz") {
+			data = gzipped(t, input)
+		}
+		src := openFile(t, writeFile(t, name, data))
+		lr := NewLineReader(src, 64, 0, 1)
+		lr.size = 16
+		var skipped int
+		for {
+			c, big := lr.Next()
+			if big != nil {
+				skipped++
+				continue
+			}
+			if c == nil {
+				break
+			}
+			src.Park()
+		}
+		if skipped != 1 || lr.NextLine != lines+1 || src.LinesRead() != lines {
+			t.Errorf("%s: skipped %d, next line %d, %d lines read; want 1, %d and %d", name, skipped, lr.NextLine, src.LinesRead(), lines+1, lines)
+		}
+	}
+}

@@ -34,9 +34,12 @@ type Source struct {
 	counter *countingReader // bytes read from disk, for progress
 	reader  io.Reader       // decompressed stream, positioned at the start
 	decomp  *decompressor   // nil when not compressed
-	lines   atomic.Int64    // newlines read from the decompressed stream, for progress
-	pos     int64           // offset in the decompressed stream of the next byte Read hands out
-	window  []byte          // the last TailBytes bytes Read handed out, kept for a compressed file
+	lines   atomic.Int64    // lines read from the decompressed stream, for progress
+	// linesByReader says a LineReader reading the source counts its lines into lines, as it
+	// cuts the stream into lines anyway: Read then does not count them a second time.
+	linesByReader bool
+	pos           int64  // offset in the decompressed stream of the next byte Read hands out
+	window        []byte // the last TailBytes bytes Read handed out, kept for a compressed file
 	// parked says the decompressor and buffers of a compressed file were let go (Park): the
 	// next Read opens them again and reads back to pos. ended says they were let go at the end
 	// of the file: Read returns io.EOF. freedDamage is what they had met.
@@ -252,9 +255,10 @@ func (s *Source) unpark() error {
 	if err := s.SkipTo(at); err != nil {
 		return err
 	}
-	if s.pos != at || s.lines.Load() != lines || !bytes.Equal(s.window, window) {
+	if s.pos != at || (!s.linesByReader && s.lines.Load() != lines) || !bytes.Equal(s.window, window) {
 		return fmt.Errorf("reading %s again: it changed since it was opened", s.Name)
 	}
+	s.lines.Store(lines)
 	return nil
 }
 
@@ -285,7 +289,9 @@ func (s *Source) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := s.reader.Read(p)
-	s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	if !s.linesByReader {
+		s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
+	}
 	s.pos += int64(n)
 	if s.Compression != "" { // remember the last bytes, for TailHash
 		keep := min(len(s.window), TailBytes-min(n, TailBytes))
