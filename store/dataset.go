@@ -220,30 +220,75 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 func datasetBytes(dir string, schema Schema, cluster string, from, to *time.Time) (uint64, error) {
 	var size uint64
 	for _, t := range schema.DatasetTables() {
-		files, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet"))
+		days, err := datasetDayFiles(dir, t, cluster, from, to)
 		if err != nil {
 			return 0, err
 		}
-		for _, f := range files {
-			rel, err := filepath.Rel(filepath.Join(dir, t.Name), filepath.Dir(f))
-			if err != nil {
-				return 0, err
+		for _, d := range days {
+			for _, f := range d.files {
+				info, err := os.Stat(f)
+				if err != nil {
+					return 0, err
+				}
+				size += uint64(info.Size())
 			}
-			c, day, err := partitionValues(rel)
-			if err != nil {
-				return 0, fmt.Errorf("partition %s: %w", rel, err)
-			}
-			if c != cluster || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
-				continue
-			}
-			info, err := os.Stat(f)
-			if err != nil {
-				return 0, err
-			}
-			size += uint64(info.Size())
 		}
 	}
 	return size, nil
+}
+
+// datasetDay is one (table, cluster, day) directory of a dataset and its Parquet files.
+type datasetDay struct {
+	dir   string
+	files []string
+}
+
+// datasetDayFiles returns the directories of t's days [from, to] (nil is unbounded) of cluster in
+// the dataset dir that hold Parquet files, with their files, in order of day. Only cluster's
+// directories are listed: a fleet's other clusters cost nothing (each of their files would be
+// opened to read its schema). A cluster is found by its unescaped name, however its directory
+// name was escaped.
+func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) ([]datasetDay, error) {
+	tableDir := filepath.Join(dir, t.Name)
+	clusterDirs, err := os.ReadDir(tableDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var days []datasetDay
+	for _, c := range clusterDirs {
+		name, ok := strings.CutPrefix(c.Name(), "cluster=")
+		if !ok || !c.IsDir() {
+			continue
+		}
+		if value, err := url.PathUnescape(name); err != nil {
+			return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, filepath.Join(tableDir, c.Name()), err)
+		} else if value != cluster {
+			continue
+		}
+		dayDirs, err := os.ReadDir(filepath.Join(tableDir, c.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dayDirs {
+			day, ok := strings.CutPrefix(d.Name(), "date=")
+			if !ok || !d.IsDir() || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
+				continue
+			}
+			path := filepath.Join(tableDir, c.Name(), d.Name())
+			files, err := filepath.Glob(filepath.Join(path, "*.parquet"))
+			if err != nil {
+				return nil, err
+			}
+			if len(files) > 0 {
+				days = append(days, datasetDay{dir: path, files: files})
+			}
+		}
+	}
+	slices.SortFunc(days, func(a, b datasetDay) int { return strings.Compare(filepath.Base(a.dir), filepath.Base(b.dir)) })
+	return days, nil
 }
 
 // DatasetClusters returns the clusters that have files (of tables of schema) in the dataset dir, sorted.
@@ -263,8 +308,9 @@ func DatasetClusters(dir string, schema Schema) ([]string, error) {
 
 // OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
 // the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
-// DuckDB: the rules and user SQL see the tables they expect. DuckDB reads the files lazily and
-// skips the other clusters' and days' files (the views filter on the partition keys). Only dir
+// DuckDB: the rules and user SQL see the tables they expect. Each view reads the directories of
+// the cluster's days alone (datasetDayFiles), lazily: the other clusters' and days' files are
+// never opened, so the cost of opening a cluster's day does not grow with the fleet. Only dir
 // (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
 // and a table the dataset has no files for is an empty view.
 func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string, from, to *time.Time, opt Options) (*DB, error) {
@@ -333,7 +379,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 // columns it is computed from (the bodies, for body_fields and response_rv) in every scan. The
 // names are those of parquet_schema, where a nested field of the same name as such a column would
 // count too; t's columns have none.
-func (db *DB) columnsInEveryFile(ctx context.Context, glob string, n int, t Table) (map[string]bool, error) {
+func (db *DB) columnsInEveryFile(ctx context.Context, files string, n int, t Table) (map[string]bool, error) {
 	var backfilled []string
 	for _, c := range t.Columns {
 		if c.Backfill != "" {
@@ -345,7 +391,7 @@ func (db *DB) columnsInEveryFile(ctx context.Context, glob string, n int, t Tabl
 		return in, nil
 	}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM parquet_schema(%s) WHERE name IN (%s)
-		GROUP BY name HAVING count(DISTINCT file_name) = %d`, quote(glob), strings.Join(backfilled, ", "), n))
+		GROUP BY name HAVING count(DISTINCT file_name) = %d`, files, strings.Join(backfilled, ", "), n))
 	if err != nil {
 		return nil, err
 	}
@@ -366,15 +412,23 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	if t.Derive != "" {
 		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil
 	}
-	glob := filepath.Join(dir, t.Name, "cluster=*", "date=*", "*.parquet")
-	files, err := filepath.Glob(glob)
+	days, err := datasetDayFiles(dir, t, cluster, from, to)
 	if err != nil {
 		return "", err
 	}
+	// a glob per day rather than a list of files: an export that replaces a day while the rules
+	// run may write it in fewer or more files
+	var globs []string
+	files := 0
+	for _, d := range days {
+		globs = append(globs, quote(filepath.Join(d.dir, "*.parquet")))
+		files += len(d.files)
+	}
 	present, inEveryFile := map[string]bool{}, map[string]bool{}
 	source := "(SELECT 1) WHERE false"
-	if t.Evidence != "" && len(files) > 0 {
-		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", quote(glob))
+	if t.Evidence != "" && files > 0 {
+		list := "[" + strings.Join(globs, ", ") + "]"
+		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", list)
 		rows, err := db.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+scan+")")
 		if err != nil {
 			return "", err
@@ -390,7 +444,7 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return "", err
 		}
-		if inEveryFile, err = db.columnsInEveryFile(ctx, glob, len(files), t); err != nil {
+		if inEveryFile, err = db.columnsInEveryFile(ctx, list, files, t); err != nil {
 			return "", err
 		}
 		conds := []string{"cluster = " + quote(cluster)}
