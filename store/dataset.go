@@ -189,6 +189,7 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("reading dataset: %w", err)
 	}
+	seen := map[DatasetPartition]bool{} // a fleet's year holds tens of thousands of partitions a table
 	var days []DatasetPartition
 	for _, t := range schema.DatasetTables() {
 		dirs, err := filepath.Glob(filepath.Join(dir, t.Name, "cluster=*", "date=*"))
@@ -204,7 +205,8 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 			if err != nil {
 				return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, d, err)
 			}
-			if p := (DatasetPartition{Cluster: c, Date: day}); !slices.Contains(days, p) {
+			if p := (DatasetPartition{Cluster: c, Date: day}); !seen[p] {
+				seen[p] = true
 				days = append(days, p)
 			}
 		}
@@ -298,8 +300,8 @@ func DatasetClusters(dir string, schema Schema) ([]string, error) {
 		return nil, err
 	}
 	var clusters []string
-	for _, d := range days {
-		if !slices.Contains(clusters, d.Cluster) {
+	for _, d := range days { // sorted by cluster
+		if len(clusters) == 0 || clusters[len(clusters)-1] != d.Cluster {
 			clusters = append(clusters, d.Cluster)
 		}
 	}
