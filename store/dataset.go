@@ -376,12 +376,12 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	return db, nil
 }
 
-// columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of glob
-// stores: the view reads those as they are, where a coalesce with the Backfill would read the
-// columns it is computed from (the bodies, for body_fields and response_rv) in every scan. The
+// columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of
+// globs (an SQL list) stores: the view reads those as they are, where a coalesce with the Backfill
+// would read the columns it is computed from (the bodies, for body_fields and response_rv) in every scan. The
 // names are those of parquet_schema, where a nested field of the same name as such a column would
 // count too; t's columns have none.
-func (db *DB) columnsInEveryFile(ctx context.Context, files string, n int, t Table) (map[string]bool, error) {
+func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Table) (map[string]bool, error) {
 	var backfilled []string
 	for _, c := range t.Columns {
 		if c.Backfill != "" {
@@ -393,7 +393,7 @@ func (db *DB) columnsInEveryFile(ctx context.Context, files string, n int, t Tab
 		return in, nil
 	}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM parquet_schema(%s) WHERE name IN (%s)
-		GROUP BY name HAVING count(DISTINCT file_name) = %d`, files, strings.Join(backfilled, ", "), n))
+		GROUP BY name HAVING count(DISTINCT file_name) = %d`, globs, strings.Join(backfilled, ", "), n))
 	if err != nil {
 		return nil, err
 	}
