@@ -4,8 +4,8 @@ import "errors"
 
 // Merge combines the reports of the same rules run separately over parts of the evidence (each
 // cluster of a dataset, see store.OpenDataset) into one report: the findings of all, the row
-// counts added up, and per rule evaluated if it was anywhere, its findings added up and its
-// failures joined. Suppressions are applied to the merged report, not before. Closing the merged
+// counts added up, and per rule evaluated if it was anywhere, its findings added up, its
+// failures joined and each part's coverage listed. Suppressions are applied to the merged report, not before. Closing the merged
 // report closes the reports merged.
 func Merge(reps []*Report) *Report {
 	if len(reps) == 1 {
@@ -23,6 +23,7 @@ func Merge(reps []*Report) *Report {
 				m := &out.Outcomes[j]
 				m.Findings += o.Findings
 				m.Err = errors.Join(m.Err, o.Err)
+				m.Coverage = append(m.Coverage, o.Coverage...)
 				if o.Evaluated && !m.Evaluated {
 					m.Evaluated, m.Reason = true, ""
 				}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,6 +168,39 @@ func readsAs(typ string, dt arrow.DataType) bool {
 // gives other engines (Athena, Trino) against files kubesift wrote, read with arrow-go's Parquet
 // reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the
 // path, and every declared column in every file with a type the declared one reads.
+// TestDatasetOfSeveralClusters: analyze --dataset over every cluster of a dataset reports what
+// analyze --db reports over the database it was exported from, each cluster's coverage included:
+// here a cluster with conntrack captures and one without.
+func TestDatasetOfSeveralClusters(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	for cluster, dir := range map[string]string{"a": "../samples/probe-conntrack", "b": "../samples/flapping"} {
+		if r := runCLI(t, "ingest", "--quiet", "--cluster", cluster, "--db", db, dir); r.code != ExitOK {
+			t.Fatalf("ingest %s: %+v", dir, r)
+		}
+	}
+	if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
+	fromDB := runCLI(t, "analyze", "--db", db, "-o", "json")
+	want := reportFindings(t, fromDB)
+	var rep struct{ Rules []ruleCoverage }
+	if err := json.Unmarshal([]byte(fromDB.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rep.Rules, func(r ruleCoverage) bool { return r.ID == "probe-conntrack-exhaustion" })
+	var coverage []string
+	for _, c := range rep.Rules[max(i, 0)].Coverage {
+		coverage = append(coverage, c.Cluster+": "+c.String())
+	}
+	if i < 0 || strings.Join(coverage, "; ") != "a: evaluated; b: not evaluated: no conntrack data" {
+		t.Fatalf("analyze --db: the coverage of probe-conntrack-exhaustion is not one of each cluster: %+v", rep.Rules)
+	}
+	if got := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json")); got != want {
+		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
+	}
+}
+
 func TestEngineDDLMatchesDataset(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.duckdb")
 	dataset := filepath.Join(t.TempDir(), "dataset")
