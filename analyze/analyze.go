@@ -181,12 +181,13 @@ func sortFindings(findings []Finding) {
 	})
 }
 
-// NotEvaluated is the report of rs evaluated over nothing, each rule not evaluated for reason
-// (a scheduled run with no new evidence).
-func NotEvaluated(rs []rules.Rule, reason string) *Report {
+// NotEvaluated is the report of rs evaluated over nothing of cluster, each rule not evaluated
+// for reason (a scheduled run with no new evidence, cluster ""; a dataset's cluster whose files
+// could not be read).
+func NotEvaluated(rs []rules.Rule, cluster, reason string) *Report {
 	rep := &Report{}
 	for _, r := range rs {
-		rep.Outcomes = append(rep.Outcomes, Outcome{Rule: r, Reason: reason, Coverage: coverageOf([]string{""}, map[string]string{"": reason}, nil)})
+		rep.Outcomes = append(rep.Outcomes, Outcome{Rule: r, Reason: reason, Coverage: coverageOf([]string{cluster}, map[string]string{cluster: reason}, nil)})
 	}
 	return rep
 }

@@ -222,7 +222,7 @@ func (f *analyzeFlags) prepare(def *window) (*analysis, error) {
 // run runs the rules over db; with nothing new to analyse it reports each rule not evaluated.
 func (a *analysis) run(ctx context.Context, db *store.DB) (*analyze.Report, error) {
 	if a.nothingNew {
-		return analyze.NotEvaluated(a.rules, nothingNewReason), nil
+		return analyze.NotEvaluated(a.rules, "", nothingNewReason), nil
 	}
 	return analyze.Run(ctx, db, a.rules, analyze.Options{Since: a.since, Until: a.until, Set: a.set, Profile: a.profile})
 }
@@ -377,19 +377,33 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			rep.Close()
 		}
 	}()
-	var last *store.DB
+	var last *store.DB // the last cluster's, open until the report is written
+	var unread []error // the clusters whose files could not be read
 	for _, cl := range clusters {
+		db, err := c.openDataset(ctx, dir, cl, from, to)
+		var rep *analyze.Report
+		if err == nil {
+			if rep, err = a.run(ctx, db); err != nil {
+				db.Close()
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("cluster %q: %w", cl, err)
+			if len(clusters) == 1 || ctx.Err() != nil {
+				return err
+			}
+			// the other clusters are analysed and reported; this one's rules say why they are not
+			unread = append(unread, err)
+			reps = append(reps, analyze.NotEvaluated(a.rules, cl, "failed: "+err.Error()))
+			if log := e.logWriter(c.quiet); log != nil {
+				fmt.Fprintf(log, "kubesift analyze: %v; the other clusters are analysed\n", err)
+			}
+			continue
+		}
 		if last != nil {
 			last.Close()
 		}
-		if last, err = c.openDataset(ctx, dir, cl, from, to); err != nil {
-			return err
-		}
-		rep, err := a.run(ctx, last)
-		if err != nil {
-			last.Close()
-			return fmt.Errorf("cluster %q: %w", cl, err)
-		}
+		last = db
 		reps = append(reps, rep)
 		if f.profile {
 			fmt.Fprintf(e.stderr, "cluster %q:\n", cl)
@@ -399,8 +413,15 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			}
 		}
 	}
+	if last == nil {
+		return fmt.Errorf("no cluster of dataset %s could be read: %w", dir, errors.Join(unread...))
+	}
 	defer last.Close()
-	return f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
+	err = f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
+	if len(unread) > 0 {
+		err = worst(err, exitError{ExitPartial, fmt.Errorf("%d of %d clusters could not be read (the others' findings are reported): %w", len(unread), len(clusters), errors.Join(unread...))})
+	}
+	return err
 }
 
 // analyzeDatasetPartition runs the rules over the nth (cluster, day) partition of the dataset

@@ -164,13 +164,11 @@ func readsAs(typ string, dt arrow.DataType) bool {
 	return false
 }
 
-// TestEngineDDLMatchesDataset checks the assumptions of the external tables docs/dataset.md
-// gives other engines (Athena, Trino) against files kubesift wrote, read with arrow-go's Parquet
-// reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the
-// path, and every declared column in every file with a type the declared one reads.
 // TestDatasetOfSeveralClusters: analyze --dataset over every cluster of a dataset reports what
 // analyze --db reports over the database it was exported from, each cluster's coverage included:
-// here a cluster with conntrack captures and one without.
+// here a cluster with conntrack captures and one without. A third cluster whose file is not
+// Parquet is reported as not evaluated, naming the file, with exit code 5 and the other clusters'
+// findings; alone it is an error.
 func TestDatasetOfSeveralClusters(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.duckdb")
 	dataset := filepath.Join(t.TempDir(), "dataset")
@@ -199,8 +197,42 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	if got := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json")); got != want {
 		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
 	}
+
+	broken := filepath.Join(dataset, "audit_events", "cluster=c", "date=2026-11-21", "part-0.parquet")
+	if err := os.MkdirAll(filepath.Dir(broken), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("not parquet"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "analyze", "--dataset", dataset, "-o", "json")
+	if r.code != ExitPartial || !strings.Contains(r.stderr, `1 of 3 clusters could not be read`) || !strings.Contains(r.stderr, broken) {
+		t.Fatalf("a cluster that cannot be read among three: %+v", r)
+	}
+	var partial struct {
+		Findings json.RawMessage
+		Rules    []ruleCoverage
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &partial); err != nil {
+		t.Fatal(err)
+	}
+	if got, wantFindings := string(partial.Findings), reportFindings(t, fromDB); !strings.HasPrefix(wantFindings, got+"\n") {
+		t.Errorf("the findings of the clusters read:\n%s\nwant those of the database", got)
+	}
+	for _, rule := range partial.Rules {
+		if c := rule.Coverage[len(rule.Coverage)-1]; c.Cluster != "c" || c.Status != "not evaluated" || !strings.Contains(c.String(), broken) {
+			t.Errorf("%s: the coverage of the cluster that cannot be read is %+v", rule.ID, c)
+		}
+	}
+	if r := runCLI(t, "analyze", "--dataset", dataset, "--cluster", "c"); r.code != ExitError || !strings.Contains(r.stderr, broken) {
+		t.Errorf("the cluster that cannot be read alone: %+v", r)
+	}
 }
 
+// TestEngineDDLMatchesDataset checks the assumptions of the external tables docs/dataset.md
+// gives other engines (Athena, Trino) against files kubesift wrote, read with arrow-go's Parquet
+// reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the
+// path, and every declared column in every file with a type the declared one reads.
 func TestEngineDDLMatchesDataset(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.duckdb")
 	dataset := filepath.Join(t.TempDir(), "dataset")
