@@ -297,7 +297,8 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 			"--partition N analyses only the Nth (from 0) of the dataset's (cluster, day) partitions in\n"+
 			"the window, in order of cluster and day, and --findings-dir writes its findings as Parquet\n"+
 			"to DIR/cluster=<cluster>/date=<day>/findings.parquet: one Indexed Job pod per partition\n"+
-			"(--partition $(JOB_COMPLETION_INDEX), see deploy/kubernetes/indexed-job/).")
+			"(--partition $(JOB_COMPLETION_INDEX), --partitions the Job's completions; see\n"+
+			"deploy/kubernetes/dataset/).")
 	c.addDB(fs, e, "database file to analyse")
 	var f analyzeFlags
 	addAnalyzeFlags(fs, &f)
@@ -305,6 +306,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
 	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
 	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
+	partitions := fs.Int("partitions", 0, "with --partition: the number of (cluster, day) partitions in the window the Indexed Job was made for (its completions); when the dataset holds another number (an export added days since), fail with exit code 2 rather than analyse a partition the shift gave this index")
 	fs.BoolVar(&f.profile, "profile", false, "print each rule's wall time and the peak resident memory while it ran to stderr, and last the total time and the highest of those peaks (the analysis's peak: the process's own high-water mark is reset before each rule); with --dataset, for each cluster as it is analysed")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -325,12 +327,15 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		if *findingsDir != "" && !fs.Changed("partition") {
 			return usagef("--findings-dir goes with --partition (it names the files after the partition's cluster and day)")
 		}
+		if fs.Changed("partitions") && (!fs.Changed("partition") || *partitions < 1) {
+			return usagef("--partitions goes with --partition and is at least 1")
+		}
 		var only *string
 		if fs.Changed("cluster") {
 			only = cluster
 		}
 		if fs.Changed("partition") {
-			return f.analyzeDatasetPartition(ctx, e, c, *dataset, only, *partition, *findingsDir)
+			return f.analyzeDatasetPartition(ctx, e, c, *dataset, only, *partition, *partitions, *findingsDir)
 		}
 		return f.analyzeDataset(ctx, e, c, *dataset, only)
 	}
@@ -426,8 +431,9 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 
 // analyzeDatasetPartition runs the rules over the nth (cluster, day) partition of the dataset
 // dir in the window (of cluster only, when given), with the window cut to that day, and writes
-// the findings into findingsDir too when given.
-func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *commonFlags, dir string, only *string, n int, findingsDir string) error {
+// the findings into findingsDir too when given. of, when not 0, is how many partitions the
+// window must hold: the Indexed Job's completions.
+func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *commonFlags, dir string, only *string, n, of int, findingsDir string) error {
 	a, err := f.prepare(nil)
 	if err != nil {
 		return err
@@ -446,6 +452,9 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 		if (only == nil || *only == d.Cluster) && (a.since == nil || !end.Before(*a.since)) && (a.until == nil || !start.After(*a.until)) {
 			days = append(days, d)
 		}
+	}
+	if of != 0 && len(days) != of {
+		return usagef("--partitions %d: the dataset has %d (cluster, day) partitions in the window: exports changed it since the Job was made, and index %d may no longer be the partition it stood for; make the Job again with completions and --partitions %d", of, len(days), n, len(days))
 	}
 	if n < 0 || n >= len(days) {
 		return usagef("--partition %d: the dataset has %d (cluster, day) partitions in the window (0 to %d)", n, len(days), len(days)-1)

@@ -79,6 +79,16 @@ func TestDatasetPartition(t *testing.T) {
 	if r := runCLI(t, "analyze", "--dataset", dataset, "--partition", "1"); r.code != ExitUsage || !strings.Contains(r.stderr, "1 (cluster, day) partitions") {
 		t.Errorf("--partition 1 of 1: %+v", r)
 	}
+	// a Job made for two partitions that finds one: an export changed the window's partitions
+	if r := runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--partitions", "2"); r.code != ExitUsage || !strings.Contains(r.stderr, "--partitions 2: the dataset has 1 (cluster, day) partitions") {
+		t.Errorf("--partition 0 --partitions 2 over 1 partition: %+v", r)
+	}
+	if got := reportFindings(t, runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--partition", "0", "--partitions", "1", "-o", "json")); got != want {
+		t.Errorf("partition 0 of 1:\n%s\nwant\n%s", got, want)
+	}
+	if r := runCLI(t, "analyze", "--dataset", dataset, "--partitions", "1"); r.code != ExitUsage {
+		t.Errorf("--partitions without --partition: %+v", r)
+	}
 	// --profile prints each rule's line, a cluster's under its name
 	for _, args := range [][]string{{"--profile"}, {"--profile", "--partition", "0"}} {
 		r := runCLI(t, append([]string{"analyze", "--quiet", "--dataset", dataset, "-o", "json"}, args...)...)
