@@ -239,6 +239,37 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	}
 }
 
+// TestDatasetWatchStreamSavedNextDay: a watch stream of Endpoints saved after midnight UTC lands in
+// the next day's partition (its capture time); the rules time its events by their change, so the
+// dataset's analysis of the day of the events reads the next day's endpoint rows too and finds what
+// the database finds.
+func TestDatasetWatchStreamSavedNextDay(t *testing.T) {
+	watch, err := os.ReadFile("../samples/flapping/watch/endpoints-shop-watch-2026-11-21T05:59:12Z.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	if err := os.WriteFile(filepath.Join(in, "endpoints-shop-watch-2026-11-22T00:30:00Z.json"), watch, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	if r := runCLI(t, "ingest", "--quiet", "--kind", "endpoints", "--db", db, in); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
+	day := []string{"-o", "json", "--since", "2026-11-21T00:00:00Z", "--until", "2026-11-21T23:59:59Z"}
+	want := reportFindings(t, runCLI(t, append([]string{"analyze", "--db", db}, day...)...))
+	if !strings.Contains(want, `"rule": "endpoint-flapping"`) {
+		t.Fatalf("analyze --db finds no flapping in the stream:\n%s", want)
+	}
+	if got := reportFindings(t, runCLI(t, append([]string{"analyze", "--dataset", dataset}, day...)...)); got != want {
+		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
+	}
+}
+
 // TestEngineDDLMatchesDataset checks the assumptions of the external tables docs/dataset.md
 // gives other engines (Athena, Trino) against files kubesift wrote, read with arrow-go's Parquet
 // reader: the LOCATION's directory, the cluster=…/date=… layout, partition keys only in the

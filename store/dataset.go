@@ -414,6 +414,12 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	if t.Derive != "" {
 		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil
 	}
+	if t.WindowTime != "" && to != nil {
+		// the rules time such rows before their capture (a watch stream's events by their change),
+		// so the day after the window may hold the window's: a stream saved after midnight UTC
+		next := to.Add(24 * time.Hour)
+		to = &next
+	}
 	days, err := datasetDayFiles(dir, t, cluster, from, to)
 	if err != nil {
 		return "", err
