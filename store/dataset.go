@@ -311,7 +311,8 @@ func DatasetClusters(dir string, schema Schema) ([]string, error) {
 // OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
 // the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
 // DuckDB: the rules and user SQL see the tables they expect. Each view reads the directories of
-// the cluster's days alone (datasetDayFiles), lazily: the other clusters' and days' files are
+// the cluster's days alone (datasetDayFiles; a table with a WindowTime the day after to as well),
+// lazily: the other clusters' and days' files are
 // never opened, so the cost of opening a cluster's day does not grow with the fleet. Only dir
 // (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
 // and a table the dataset has no files for is an empty view.
