@@ -5,8 +5,8 @@ import "errors"
 // Merge combines the reports of the same rules run separately over parts of the evidence (each
 // cluster of a dataset, see store.OpenDataset) into one report: the findings of all, the row
 // counts added up, and per rule evaluated if it was anywhere, its findings added up, its
-// failures joined and each part's coverage listed. Suppressions are applied to the merged report, not before. Closing the merged
-// report closes the reports merged.
+// failures joined and each part's coverage listed. Suppressions are applied to the merged report,
+// not before. Closing the merged report closes the reports merged.
 func Merge(reps []*Report) *Report {
 	if len(reps) == 1 {
 		return reps[0]

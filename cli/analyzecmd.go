@@ -423,10 +423,14 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	}
 	defer last.Close()
 	err = f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
-	if len(unread) > 0 {
-		err = worst(err, exitError{ExitPartial, fmt.Errorf("%d of %d clusters could not be read (the others' findings are reported): %w", len(unread), len(clusters), errors.Join(unread...))})
+	if len(unread) == 0 {
+		return err
 	}
-	return err
+	partial := fmt.Errorf("%d of %d clusters could not be read (the others' findings are reported): %w", len(unread), len(clusters), errors.Join(unread...))
+	if exitCode(err) == ExitPartial { // some rules failed in the clusters read, too
+		return exitError{ExitPartial, errors.Join(err, partial)}
+	}
+	return worst(err, exitError{ExitPartial, partial})
 }
 
 // analyzeDatasetPartition runs the rules over the nth (cluster, day) partition of the dataset
