@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -493,7 +492,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 	}
 	reportErr := f.report(ctx, e.stdout, db, a, rep)
 	if findingsDir != "" {
-		path := filepath.Join(findingsDir, "cluster="+url.PathEscape(p.Cluster), "date="+p.Date, "findings.parquet")
+		path := filepath.Join(findingsDir, store.PartitionPath(p.Cluster, p.Date), "findings.parquet")
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}

@@ -176,6 +176,13 @@ func swapIn(staged, target string) (replaced bool, err error) {
 	return true, os.RemoveAll(staged) // staged now holds the old day
 }
 
+// PartitionPath returns the "cluster=…/date=…" directory of a partition, its cluster escaped as
+// DuckDB's partitioned writes escape values (every byte but ASCII letters, digits and -_.~ as %XX),
+// so that Hive readers give the cluster back: a "=" left as it is makes the path unreadable to them.
+func PartitionPath(cluster, date string) string {
+	return filepath.Join("cluster="+strings.ReplaceAll(url.QueryEscape(cluster), "+", "%20"), "date="+date)
+}
+
 // partitionValues returns the cluster and date of a "cluster=…/date=…" path.
 func partitionValues(rel string) (cluster, date string, err error) {
 	c, d := filepath.Split(rel)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,6 +207,43 @@ func TestDatasetClusters(t *testing.T) {
 	}
 	if _, err := DatasetClusters(filepath.Join(dir, "missing"), datasetSchema); err == nil {
 		t.Error("a missing dataset has no error")
+	}
+}
+
+// TestPartitionPath: a partition's path escapes its cluster as DuckDB's partitioned write does,
+// and DuckDB's Hive reader gives the cluster back.
+func TestPartitionPath(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, InMemory, datasetSchema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir := t.TempDir()
+	const cluster = "prod/eu 1=a:b@c+d&ü~h.i_j-k"
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT %s AS cluster, DATE '2026-11-21' AS date, 1 AS v)
+		TO %s (FORMAT parquet, PARTITION_BY (cluster, date))`, quote(cluster), quote(filepath.Join(dir, "duckdb")))); err != nil {
+		t.Fatal(err)
+	}
+	written, err := filepath.Glob(filepath.Join(dir, "duckdb", "cluster=*", "date=*"))
+	if err != nil || len(written) != 1 {
+		t.Fatalf("DuckDB wrote %v, %v", written, err)
+	}
+	path := PartitionPath(cluster, "2026-11-21")
+	if want, _ := filepath.Rel(filepath.Join(dir, "duckdb"), written[0]); path != want {
+		t.Errorf("PartitionPath %q; DuckDB writes %q", path, want)
+	}
+	file := filepath.Join(dir, "ours", path, "findings.parquet")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT 1 AS v) TO %s (FORMAT parquet)", quote(file))); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT cluster FROM read_parquet(%s, hive_partitioning = true)",
+		quote(filepath.Join(dir, "ours", "*", "*", "*.parquet")))).Scan(&got); err != nil || got != cluster {
+		t.Errorf("read back as %q, %v", got, err)
 	}
 }
 
