@@ -319,8 +319,8 @@ func DatasetClusters(dir string, schema Schema) ([]string, error) {
 // the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
 // DuckDB: the rules and user SQL see the tables they expect. Each view reads the directories of
 // the cluster's days alone (datasetDayFiles; a table with a WindowTime the day after to as well),
-// lazily: the other clusters' and days' files are
-// never opened, so the cost of opening a cluster's day does not grow with the fleet. Only dir
+// lazily: the other clusters' and days' files are never opened, so the cost of opening a
+// cluster's day does not grow with the fleet. Only dir
 // (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
 // and a table the dataset has no files for is an empty view.
 func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string, from, to *time.Time, opt Options) (*DB, error) {
@@ -385,8 +385,9 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 }
 
 // columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of
-// globs (an SQL list) stores: the view reads those as they are, where a coalesce with the Backfill
-// would read the columns it is computed from (the bodies, for body_fields and response_rv) in every scan. The
+// globs (an SQL list) stores: the view reads those as they are, where a coalesce with the
+// Backfill would read the columns it is computed from (the bodies, for body_fields and
+// response_rv) in every scan. The
 // names are those of parquet_schema, where a nested field of the same name as such a column would
 // count too; t's columns have none.
 func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Table) (map[string]bool, error) {
