@@ -387,9 +387,8 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 // columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of
 // globs (an SQL list) stores: the view reads those as they are, where a coalesce with the
 // Backfill would read the columns it is computed from (the bodies, for body_fields and
-// response_rv) in every scan. The
-// names are those of parquet_schema, where a nested field of the same name as such a column would
-// count too; t's columns have none.
+// response_rv) in every scan. The names are those of parquet_schema, where a nested field of the
+// same name as such a column would count too; t's columns have none.
 func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Table) (map[string]bool, error) {
 	var backfilled []string
 	for _, c := range t.Columns {
