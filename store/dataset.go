@@ -269,12 +269,17 @@ func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) (
 	var days []datasetDay
 	for _, c := range clusterDirs {
 		name, ok := strings.CutPrefix(c.Name(), "cluster=")
-		if !ok || !c.IsDir() {
+		if !ok {
 			continue
 		}
 		if value, err := url.PathUnescape(name); err != nil {
 			return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, filepath.Join(tableDir, c.Name()), err)
 		} else if value != cluster {
+			continue
+		}
+		if isClusterDir, err := isDir(filepath.Join(tableDir, c.Name()), c); err != nil {
+			return nil, err
+		} else if !isClusterDir {
 			continue
 		}
 		dayDirs, err := os.ReadDir(filepath.Join(tableDir, c.Name()))
@@ -283,10 +288,15 @@ func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) (
 		}
 		for _, d := range dayDirs {
 			day, ok := strings.CutPrefix(d.Name(), "date=")
-			if !ok || !d.IsDir() || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
+			if !ok || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
 				continue
 			}
 			path := filepath.Join(tableDir, c.Name(), d.Name())
+			if isDayDir, err := isDir(path, d); err != nil {
+				return nil, err
+			} else if !isDayDir {
+				continue
+			}
 			files, err := filepath.Glob(filepath.Join(path, "*.parquet"))
 			if err != nil {
 				return nil, err
@@ -298,6 +308,19 @@ func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) (
 	}
 	slices.SortFunc(days, func(a, b datasetDay) int { return strings.Compare(filepath.Base(a.dir), filepath.Base(b.dir)) })
 	return days, nil
+}
+
+// isDir reports whether the directory entry at path is a directory or a symbolic link to one (a
+// day moved to another volume and linked back); a link to nothing is an error.
+func isDir(path string, e os.DirEntry) (bool, error) {
+	if e.Type()&os.ModeSymlink == 0 {
+		return e.IsDir(), nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("dataset partition %s: %w", path, err)
+	}
+	return info.IsDir(), nil
 }
 
 // DatasetClusters returns the clusters that have files (of tables of schema) in the dataset dir, sorted.

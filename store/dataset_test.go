@@ -210,6 +210,43 @@ func TestDatasetClusters(t *testing.T) {
 	}
 }
 
+// TestDatasetDayBehindASymlink: a day directory moved to another volume and linked back is read
+// like any other; a link to nothing is an error naming it, not a day left out.
+func TestDatasetDayBehindASymlink(t *testing.T) {
+	ctx := context.Background()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	day := filepath.Join(dir, "audit_events", "cluster=", "date=2026-11-22")
+	moved := filepath.Join(t.TempDir(), "date=2026-11-22")
+	if err := os.Rename(day, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, day); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ds, err := OpenDataset(ctx, dir, datasetSchema, "", &at, &at, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 3 {
+		t.Errorf("%d events of the linked day, want 3", n)
+	}
+	ds.Close()
+	if err := os.RemoveAll(moved); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := OpenDataset(ctx, dir, datasetSchema, "", &at, &at, Options{}); err == nil || !strings.Contains(err.Error(), day) {
+		if err == nil {
+			ds.Close()
+		}
+		t.Errorf("a day linked to nothing: %v", err)
+	}
+}
+
 // TestPartitionPath: a partition's path escapes its cluster as DuckDB's partitioned write does,
 // and DuckDB's Hive reader gives the cluster back.
 func TestPartitionPath(t *testing.T) {
