@@ -380,31 +380,56 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	if err != nil {
 		return nil, err
 	}
-	spill := db.TempDir()
-	setup := []string{
-		fmt.Sprintf("SET allowed_directories = [%s, %s]", quote(abs+string(filepath.Separator)), quote(spill+string(filepath.Separator))),
-		// each rule reads the same files' footers again: kept, all rules over the recordings at 10M
-		// events took 20.1-24.9 s at 1,276-1,335 MiB instead of 21.9-24.4 s at 1,354-1,436 MiB
-		// (BENCHMARKS.md)
-		"SET parquet_metadata_cache = true",
+	// each rule reads the same files' footers again: kept, all rules over the recordings at 10M
+	// events took 20.1-24.9 s at 1,276-1,335 MiB instead of 21.9-24.4 s at 1,354-1,436 MiB
+	// (BENCHMARKS.md)
+	const cacheMetadata = "SET parquet_metadata_cache = true"
+	if _, err := db.ExecContext(ctx, cacheMetadata); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, cacheMetadata, err)
 	}
-	for _, stmt := range setup {
+	allowed := []string{abs, db.TempDir()}
+	var views []string
+	for _, t := range schema {
+		view, linked, err := db.datasetView(ctx, abs, t, cluster, from, to)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
+		}
+		views, allowed = append(views, view), append(allowed, linked...)
+	}
+	// the sandbox reads only these: the dataset, the spill directory, and the directories the
+	// dataset's days link to (DuckDB follows a link before it checks the path)
+	for i, d := range allowed {
+		allowed[i] = quote(d + string(filepath.Separator))
+	}
+	for _, stmt := range append([]string{"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]"}, views...) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, stmt, err)
 		}
 	}
-	for _, t := range schema {
-		view, err := db.datasetView(ctx, abs, t, cluster, from, to)
-		if err == nil {
-			_, err = db.ExecContext(ctx, view)
-		}
+	return db, nil
+}
+
+// linkedDirs returns where the days of a dataset rooted at root lead when they are, or lie in, a
+// symbolic link to a directory outside root.
+func linkedDirs(root string, days []datasetDay) ([]string, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range days {
+		real, err := filepath.EvalSymlinks(d.dir)
 		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
+			return nil, fmt.Errorf("dataset partition %s: %w", d.dir, err)
+		}
+		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			out = append(out, real)
 		}
 	}
-	return db, nil
+	return out, nil
 }
 
 // columnsInEveryFile returns which of t's columns with a Backfill every one of the n files of
@@ -439,11 +464,12 @@ func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Tab
 	return in, errors.Join(rows.Err(), rows.Close())
 }
 
-// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir; for a table
-// derived from another, the view of its Derive over that table's view.
-func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (string, error) {
+// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir, and the
+// directories outside dir its days link to (linkedDirs); for a table derived from another, the view
+// of its Derive over that table's view.
+func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (view string, linked []string, err error) {
 	if t.Derive != "" {
-		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil
+		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil, nil
 	}
 	if t.WindowTime != "" && to != nil {
 		// the rules time such rows before their capture (a watch stream's events by their change),
@@ -453,7 +479,10 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 	}
 	days, err := datasetDayFiles(dir, t, cluster, from, to)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if linked, err = linkedDirs(dir, days); err != nil {
+		return "", nil, err
 	}
 	// a glob per day rather than a list of files: an export that replaces a day while the rules
 	// run may write it in fewer or more files
@@ -470,21 +499,21 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		scan := fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'cluster': VARCHAR, 'date': DATE})", list)
 		rows, err := db.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM "+scan+")")
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		for rows.Next() {
 			var name string
 			if err := rows.Scan(&name); err != nil {
 				rows.Close()
-				return "", err
+				return "", nil, err
 			}
 			present[name] = true
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if inEveryFile, err = db.columnsInEveryFile(ctx, list, files, t); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		conds := []string{"cluster = " + quote(cluster)}
 		if from != nil {
@@ -511,5 +540,5 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		}
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}
-	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), nil
+	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), linked, nil
 }

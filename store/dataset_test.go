@@ -235,6 +235,15 @@ func TestDatasetDayBehindASymlink(t *testing.T) {
 	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 3 {
 		t.Errorf("%d events of the linked day, want 3", n)
 	}
+	sb, err := ds.Sandboxed(ctx) // where the rules read it: only dir is allowed
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := sb.QueryRowContext(ctx, "SELECT count(*) FROM audit_events WHERE audit_id IS NOT NULL").Scan(&n); err != nil || n != 3 {
+		t.Errorf("sandboxed: %d events of the linked day, %v", n, err)
+	}
+	sb.Close()
 	ds.Close()
 	if err := os.RemoveAll(moved); err != nil {
 		t.Fatal(err)
