@@ -389,24 +389,28 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 		return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, cacheMetadata, err)
 	}
 	allowed := []string{abs, db.TempDir()}
-	var views []string
-	for _, t := range schema {
-		view, linked, err := db.datasetView(ctx, abs, t, cluster, from, to)
-		if err != nil {
+	views := make([]string, len(schema))
+	for i, t := range schema {
+		var linked []string
+		if views[i], linked, err = db.datasetView(ctx, abs, t, cluster, from, to); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
 		}
-		views, allowed = append(views, view), append(allowed, linked...)
+		allowed = append(allowed, linked...)
 	}
 	// the sandbox reads only these: the dataset, the spill directory, and the directories the
 	// dataset's days link to (DuckDB follows a link before it checks the path)
 	for i, d := range allowed {
 		allowed[i] = quote(d + string(filepath.Separator))
 	}
-	for _, stmt := range append([]string{"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]"}, views...) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+	if _, err := db.ExecContext(ctx, "SET allowed_directories = ["+strings.Join(allowed, ", ")+"]"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening dataset %s (allowed_directories): %w", dir, err)
+	}
+	for i, t := range schema {
+		if _, err := db.ExecContext(ctx, views[i]); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, stmt, err)
+			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
 		}
 	}
 	return db, nil
