@@ -130,11 +130,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 
 func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
 	ctx := context.Background()
-	db := datasetDB(t)
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	db, dir := exportedDataset(t)
 	// another cluster of the fleet, whose files the views must not open, not even for their schema
 	other := filepath.Join(dir, "audit_events", "cluster=other", "date=2026-11-22")
 	if err := os.MkdirAll(other, 0o755); err != nil {
@@ -195,12 +191,7 @@ func TestOpenDatasetViewsPruneAndSandbox(t *testing.T) {
 }
 
 func TestDatasetClusters(t *testing.T) {
-	ctx := context.Background()
-	db := datasetDB(t)
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := exportedDataset(t)
 	got, err := DatasetClusters(dir, datasetSchema)
 	if err != nil || strings.Join(got, ",") != ",prod/eu 1" {
 		t.Fatalf("clusters %q, %v", got, err)
@@ -214,11 +205,7 @@ func TestDatasetClusters(t *testing.T) {
 // like any other; a link to nothing is an error naming it, not a day left out.
 func TestDatasetDayBehindASymlink(t *testing.T) {
 	ctx := context.Background()
-	db := datasetDB(t)
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := exportedDataset(t)
 	day := filepath.Join(dir, "audit_events", "cluster=", "date=2026-11-22")
 	moved := filepath.Join(t.TempDir(), "date=2026-11-22")
 	if err := os.Rename(day, moved); err != nil {
@@ -293,6 +280,18 @@ func TestPartitionPath(t *testing.T) {
 	}
 }
 
+// exportedDataset exports the rows of datasetDB whole into a new dataset directory, and returns the
+// database and the directory.
+func exportedDataset(t *testing.T) (*DB, string) {
+	t.Helper()
+	db := datasetDB(t)
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(context.Background(), dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db, dir
+}
+
 // columnTypes lists the columns and types of table in db.
 func columnTypes(t *testing.T, db *DB, table string) string {
 	t.Helper()
@@ -306,12 +305,7 @@ func columnTypes(t *testing.T, db *DB, table string) string {
 }
 
 func TestDatasetDays(t *testing.T) {
-	ctx := context.Background()
-	db := datasetDB(t)
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := exportedDataset(t)
 	days, err := DatasetDays(dir, datasetSchema)
 	if err != nil {
 		t.Fatal(err)
@@ -328,11 +322,7 @@ func TestDatasetDays(t *testing.T) {
 // database file's sandbox does.
 func TestDatasetBlockPool(t *testing.T) {
 	ctx := context.Background()
-	db := datasetDB(t)
-	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := exportedDataset(t)
 	sizeOf := func(pattern string) uint64 {
 		files, err := filepath.Glob(filepath.Join(dir, "*", pattern, "*.parquet"))
 		if err != nil || len(files) == 0 {
