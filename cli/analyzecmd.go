@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -302,7 +303,7 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	var f analyzeFlags
 	addAnalyzeFlags(fs, &f)
 	dataset := fs.String("dataset", "", "analyse this dataset directory (see export --dataset) instead of --db")
-	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster)")
+	cluster := fs.String("cluster", "", "with --dataset: analyse only this cluster (\"\" is the unknown cluster); one the dataset does not have is an error that lists those it has")
 	partition := fs.Int("partition", 0, "with --dataset: analyse only the Nth (from 0) (cluster, day) partition in the window")
 	findingsDir := fs.String("findings-dir", "", "with --partition: also write the findings to DIR/cluster=<cluster>/date=<day>/findings.parquet")
 	partitions := fs.Int("partitions", 0, "with --partition: the number of (cluster, day) partitions in the window the Indexed Job was made for (its completions); when the dataset holds another number (an export added days since), fail with exit code 2 rather than analyse a partition the shift gave this index")
@@ -331,6 +332,9 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		}
 		var only *string
 		if fs.Changed("cluster") {
+			if err := checkDatasetCluster(*dataset, *cluster); err != nil {
+				return err
+			}
 			only = cluster
 		}
 		if fs.Changed("partition") {
@@ -353,6 +357,23 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return err
+}
+
+// checkDatasetCluster returns a usage error when the dataset dir has no partition of cluster (a
+// misspelt --cluster would otherwise be a cluster without data: every rule not evaluated).
+func checkDatasetCluster(dir, cluster string) error {
+	clusters, err := store.DatasetClusters(dir, ingest.Schema())
+	if err != nil || slices.Contains(clusters, cluster) {
+		return err
+	}
+	names := make([]string, 0, min(len(clusters), 10))
+	for _, c := range clusters[:min(len(clusters), 10)] {
+		names = append(names, strconv.Quote(c))
+	}
+	if len(clusters) > 10 {
+		names = append(names, "…")
+	}
+	return usagef("--cluster %q: dataset %s has no such cluster (it has %d: %s)", cluster, dir, len(clusters), strings.Join(names, ", "))
 }
 
 // analyzeDataset runs the rules over the dataset dir: over each of its clusters in turn (only,

@@ -208,6 +208,11 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
 	}
 
+	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
+	if r := runCLI(t, "analyze", "--dataset", dataset, "--cluster", "A"); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
+		t.Errorf("--cluster A: %+v", r)
+	}
+
 	broken := filepath.Join(dataset, "audit_events", "cluster=c", "date=2026-11-21", "part-0.parquet")
 	if err := os.MkdirAll(filepath.Dir(broken), 0o755); err != nil {
 		t.Fatal(err)
