@@ -332,9 +332,6 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 		}
 		var only *string
 		if fs.Changed("cluster") {
-			if err := checkDatasetCluster(*dataset, *cluster); err != nil {
-				return err
-			}
 			only = cluster
 		}
 		if fs.Changed("partition") {
@@ -359,12 +356,11 @@ func runAnalyze(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// checkDatasetCluster returns a usage error when the dataset dir has no partition of cluster (a
-// misspelt --cluster would otherwise be a cluster without data: every rule not evaluated).
-func checkDatasetCluster(dir, cluster string) error {
-	clusters, err := store.DatasetClusters(dir, ingest.Schema())
-	if err != nil || slices.Contains(clusters, cluster) {
-		return err
+// checkDatasetCluster returns a usage error when cluster is not among the clusters of the dataset
+// dir (a misspelt --cluster would otherwise be a cluster without data: every rule not evaluated).
+func checkDatasetCluster(dir, cluster string, clusters []string) error {
+	if slices.Contains(clusters, cluster) {
+		return nil
 	}
 	names := make([]string, 0, min(len(clusters), 10))
 	for _, c := range clusters[:min(len(clusters), 10)] {
@@ -384,12 +380,16 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	if err != nil {
 		return err
 	}
-	clusters := []string{}
-	if only != nil {
-		clusters = append(clusters, *only)
-	} else if clusters, err = store.DatasetClusters(dir, ingest.Schema()); err != nil {
+	clusters, err := store.DatasetClusters(dir, ingest.Schema())
+	switch {
+	case err != nil:
 		return err
-	} else if len(clusters) == 0 {
+	case only != nil:
+		if err := checkDatasetCluster(dir, *only, clusters); err != nil {
+			return err
+		}
+		clusters = []string{*only}
+	case len(clusters) == 0:
 		return fmt.Errorf("dataset %s holds no partitions (cluster=…/date=…): write one with export --dataset", dir)
 	}
 	if len(clusters) > 1 && f.output.format == "html" {
@@ -465,6 +465,11 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 	all, err := store.DatasetDays(dir, ingest.Schema())
 	if err != nil {
 		return err
+	}
+	if only != nil {
+		if err := checkDatasetCluster(dir, *only, store.ClustersOf(all)); err != nil {
+			return err
+		}
 	}
 	var days []store.DatasetPartition
 	for _, d := range all {

@@ -209,8 +209,10 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	}
 
 	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
-	if r := runCLI(t, "analyze", "--dataset", dataset, "--cluster", "A"); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
-		t.Errorf("--cluster A: %+v", r)
+	for _, args := range [][]string{{"--cluster", "A"}, {"--cluster", "A", "--partition", "0"}} {
+		if r := runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
+			t.Errorf("%v: %+v", args, r)
+		}
 	}
 
 	broken := filepath.Join(dataset, "audit_events", "cluster=c", "date=2026-11-21", "part-0.parquet")

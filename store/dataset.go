@@ -329,13 +329,18 @@ func DatasetClusters(dir string, schema Schema) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ClustersOf(days), nil
+}
+
+// ClustersOf returns the clusters of days as DatasetDays sorts them, each once.
+func ClustersOf(days []DatasetPartition) []string {
 	var clusters []string
-	for _, d := range days { // sorted by cluster
+	for _, d := range days {
 		if len(clusters) == 0 || clusters[len(clusters)-1] != d.Cluster {
 			clusters = append(clusters, d.Cluster)
 		}
 	}
-	return clusters, nil
+	return clusters
 }
 
 // OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
