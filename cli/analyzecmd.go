@@ -362,6 +362,11 @@ func checkDatasetCluster(dir, cluster string, clusters []string) error {
 	if slices.Contains(clusters, cluster) {
 		return nil
 	}
+	return usagef("--cluster %q: dataset %s has no such cluster (it has %s)", cluster, dir, someClusters(clusters))
+}
+
+// someClusters words a dataset's clusters for an error: how many, and the first ten, quoted.
+func someClusters(clusters []string) string {
 	names := make([]string, 0, min(len(clusters), 10))
 	for _, c := range clusters[:min(len(clusters), 10)] {
 		names = append(names, strconv.Quote(c))
@@ -369,7 +374,7 @@ func checkDatasetCluster(dir, cluster string, clusters []string) error {
 	if len(clusters) > 10 {
 		names = append(names, "…")
 	}
-	return usagef("--cluster %q: dataset %s has no such cluster (it has %d: %s)", cluster, dir, len(clusters), strings.Join(names, ", "))
+	return fmt.Sprintf("%d: %s", len(clusters), strings.Join(names, ", "))
 }
 
 // analyzeDataset runs the rules over the dataset dir: over each of its clusters in turn (only,
@@ -393,7 +398,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 		return fmt.Errorf("dataset %s holds no partitions (cluster=…/date=…): write one with export --dataset", dir)
 	}
 	if len(clusters) > 1 && f.output.format == "html" {
-		return usagef("-o html draws the charts of one cluster: add --cluster (the dataset has %d: %s)", len(clusters), strings.Join(clusters, ", "))
+		return usagef("-o html draws the charts of one cluster: add --cluster (the dataset has %s)", someClusters(clusters))
 	}
 	from, to := readDays(a)
 	var reps []*analyze.Report

@@ -209,6 +209,9 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	}
 
 	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
+	if r := runCLI(t, "analyze", "--dataset", dataset, "-o", "html"); r.code != ExitUsage || !strings.Contains(r.stderr, `add --cluster (the dataset has 2: "a", "b")`) {
+		t.Errorf("-o html of two clusters: %+v", r)
+	}
 	for _, args := range [][]string{{"--cluster", "A"}, {"--cluster", "A", "--partition", "0"}} {
 		if r := runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
 			t.Errorf("%v: %+v", args, r)
