@@ -224,26 +224,32 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 	return days, nil
 }
 
-// datasetBytes returns the size of the Parquet files of cluster's days [from, to] (nil is
-// unbounded) in the dataset dir, of the tables of schema.
-func datasetBytes(dir string, schema Schema, cluster string, from, to *time.Time) (uint64, error) {
+// datasetTableDays returns the days [from, to] (nil is unbounded) of cluster in the dataset dir of
+// each table of schema that a dataset holds (datasetDayFiles; nil for the others), and the size of
+// their Parquet files.
+func datasetTableDays(dir string, schema Schema, cluster string, from, to *time.Time) ([][]datasetDay, uint64, error) {
+	tableDays := make([][]datasetDay, len(schema))
 	var size uint64
-	for _, t := range schema.DatasetTables() {
+	for i, t := range schema {
+		if t.Derive != "" || t.Evidence == "" {
+			continue
+		}
 		days, err := datasetDayFiles(dir, t, cluster, from, to)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		for _, d := range days {
 			for _, f := range d.files {
 				info, err := os.Stat(f)
 				if err != nil {
-					return 0, err
+					return nil, 0, err
 				}
 				size += uint64(info.Size())
 			}
 		}
+		tableDays[i] = days
 	}
-	return size, nil
+	return tableDays, size, nil
 }
 
 // datasetDay is one (table, cluster, day) directory of a dataset and its Parquet files.
@@ -346,7 +352,8 @@ func ClustersOf(days []DatasetPartition) []string {
 // OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
 // the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
 // DuckDB: the rules and user SQL see the tables they expect. Each view reads the directories of
-// the cluster's days alone (datasetDayFiles; a table with a WindowTime the day after to as well),
+// the cluster's days alone (datasetDayFiles; a table with a ChangeTime the later days that hold rows
+// of the window as well),
 // lazily: the other clusters' and days' files are never opened, so the cost of opening a
 // cluster's day does not grow with the fleet. Only dir
 // (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
@@ -371,7 +378,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	if err != nil {
 		return nil, err
 	}
-	size, err := datasetBytes(abs, schema, cluster, from, to)
+	tableDays, size, err := datasetTableDays(abs, schema, cluster, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
@@ -397,7 +404,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	views := make([]string, len(schema))
 	for i, t := range schema {
 		var linked []string
-		if views[i], linked, err = db.datasetView(ctx, abs, t, cluster, from, to); err != nil {
+		if views[i], linked, err = db.datasetView(ctx, abs, t, cluster, tableDays[i], to); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
 		}
@@ -473,22 +480,21 @@ func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Tab
 	return in, errors.Join(rows.Err(), rows.Close())
 }
 
-// datasetView returns the CREATE VIEW statement of t over the dataset's files in dir, and the
-// directories outside dir its days link to (linkedDirs); for a table derived from another, the view
-// of its Derive over that table's view.
-func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, from, to *time.Time) (view string, linked []string, err error) {
+// datasetView returns the CREATE VIEW statement of t over the files of days, cluster's days of t
+// in a window ending at to (nil is unbounded), and the directories outside dir its days link to
+// (linkedDirs); for a table derived from another, the view of its Derive over that table's view.
+// A table with a ChangeTime reads the later days whose files hold rows of the window as well
+// (laterDaysOfWindow).
+func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, days []datasetDay, to *time.Time) (view string, linked []string, err error) {
 	if t.Derive != "" {
 		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil, nil
 	}
-	if t.WindowTime != "" && to != nil {
-		// the rules time such rows before their capture (a watch stream's events by their change),
-		// so the day after the window may hold the window's: a stream saved after midnight UTC
-		next := to.Add(24 * time.Hour)
-		to = &next
-	}
-	days, err := datasetDayFiles(dir, t, cluster, from, to)
-	if err != nil {
-		return "", nil, err
+	if t.ChangeTime != "" && to != nil {
+		later, err := db.laterDaysOfWindow(ctx, dir, t, cluster, *to)
+		if err != nil {
+			return "", nil, err
+		}
+		days = append(days, later...)
 	}
 	if linked, err = linkedDirs(dir, days); err != nil {
 		return "", nil, err
@@ -524,14 +530,8 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		if inEveryFile, err = db.columnsInEveryFile(ctx, list, files, t); err != nil {
 			return "", nil, err
 		}
-		conds := []string{"cluster = " + quote(cluster)}
-		if from != nil {
-			conds = append(conds, "date >= "+quote(from.UTC().Format(time.DateOnly))+"::DATE")
-		}
-		if to != nil {
-			conds = append(conds, "date <= "+quote(to.UTC().Format(time.DateOnly))+"::DATE")
-		}
-		source = scan + " WHERE " + strings.Join(conds, " AND ")
+		// the globs name the cluster's days alone: the filter says so to a reader of the view
+		source = scan + " WHERE cluster = " + quote(cluster)
 	}
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
@@ -550,4 +550,48 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}
 	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), linked, nil
+}
+
+// laterDaysOfWindow returns cluster's days of t after to's day whose files hold a row whose
+// ChangeTime is before the end of that day: a watch stream saved days after its events, whose rows
+// the export put in the day the file was captured. It reads the files' statistics, not their rows; a row group without
+// statistics for the column counts as holding such a row.
+func (db *DB) laterDaysOfWindow(ctx context.Context, dir string, t Table, cluster string, to time.Time) ([]datasetDay, error) {
+	next := to.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	after, err := datasetDayFiles(dir, t, cluster, &next, nil)
+	if err != nil || len(after) == 0 {
+		return nil, err
+	}
+	var files []string
+	for _, d := range after {
+		for _, f := range d.files {
+			files = append(files, quote(f))
+		}
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT DISTINCT file_name FROM parquet_metadata([%s])
+		WHERE path_in_schema = $1 AND (TRY_CAST(stats_min_value AS TIMESTAMPTZ) < $2
+			OR (stats_min_value IS NULL AND stats_null_count IS DISTINCT FROM num_values))`, strings.Join(files, ", ")),
+		t.ChangeTime, next)
+	if err != nil {
+		return nil, fmt.Errorf("reading the statistics of %s's later days: %w", t.Name, err)
+	}
+	holding := map[string]bool{}
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		holding[f] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	var days []datasetDay
+	for _, d := range after {
+		if slices.ContainsFunc(d.files, func(f string) bool { return holding[f] }) {
+			days = append(days, d)
+		}
+	}
+	return days, nil
 }

@@ -317,7 +317,7 @@ func TestDatasetDays(t *testing.T) {
 	}
 }
 
-// TestDatasetBlockPool: datasetBytes sums the Parquet files of one cluster's days, which decides
+// TestDatasetBlockPool: datasetTableDays sums the Parquet files of one cluster's days, which decides
 // whether a dataset's instance takes DuckDB's block pool (Options.BlockPool), as a large
 // database file's sandbox does.
 func TestDatasetBlockPool(t *testing.T) {
@@ -349,7 +349,7 @@ func TestDatasetBlockPool(t *testing.T) {
 		{"", nil, &day, sizeOf("cluster=/date=*")},
 		{"", nil, &time.Time{}, 0},
 	} {
-		if got, err := datasetBytes(dir, datasetSchema, tc.cluster, tc.from, tc.to); err != nil || got != tc.want {
+		if _, got, err := datasetTableDays(dir, datasetSchema, tc.cluster, tc.from, tc.to); err != nil || got != tc.want {
 			t.Errorf("cluster %q from %v to %v: %d bytes, %v; want %d", tc.cluster, tc.from, tc.to, got, err, tc.want)
 		}
 	}
@@ -364,5 +364,66 @@ func TestDatasetBlockPool(t *testing.T) {
 		if want := map[bool]string{false: "0 bytes", true: "61.0 MiB"}[pool]; err != nil || setting != want {
 			t.Errorf("BlockPool %v: block_allocator_memory %q, %v; want %q", pool, setting, err, want)
 		}
+	}
+}
+
+// TestDatasetLaterDaysOfTheWindow: a table with a ChangeTime keeps its rows in a window by that
+// time, and the export puts them in the day they were captured: a watch stream saved days after
+// its events. A window's view reads the later days whose files' statistics hold rows of the
+// window, and no other later day.
+func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
+	ctx := context.Background()
+	addresses := Table{Name: "endpoint_addresses", Evidence: "snapshot", TimeColumn: "captured_at", ChangeTime: "change_time", Columns: []Column{
+		{Name: "captured_at", Type: "TIMESTAMPTZ", Doc: ""}, {Name: "change_time", Type: "TIMESTAMPTZ", Doc: ""},
+		{Name: "ip", Type: "VARCHAR", Doc: ""}, {Name: "cluster", Type: "VARCHAR", Doc: ""},
+	}}
+	schema := NewSchema(addresses)
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), schema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO endpoint_addresses VALUES
+		('2026-11-22 12:00:00+00', '2026-11-22 11:00:00+00', 'captured that day', 'c'),
+		('2026-11-23 12:00:00+00', '2026-11-23 11:00:00+00', 'of the next day', 'c'),
+		('2026-11-24 12:00:00+00', NULL, 'without a change time', 'c'),
+		('2026-11-25 00:30:00+00', '2026-11-22 23:59:59.999999+00', 'saved three days later', 'c'),
+		('2026-11-25 00:30:00+00', '2026-11-24 23:00:00+00', 'saved three days later', 'c'),
+		('2026-11-26 00:30:00+00', '2026-11-22 23:00:00+00', 'of another cluster', 'd')`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ds, err := OpenDataset(ctx, dir, schema, "c", &day, &day, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	var view string
+	if err := ds.QueryRowContext(ctx, "SELECT sql FROM duckdb_views() WHERE view_name = 'endpoint_addresses'").Scan(&view); err != nil {
+		t.Fatal(err)
+	}
+	if got := regexp.MustCompile(`date=[^/']*`).FindAllString(view, -1); !slices.Equal(got, []string{"date=2026-11-22", "date=2026-11-25"}) {
+		t.Errorf("the view of 2026-11-22 reads the days %v, want 2026-11-22 and 2026-11-25", got)
+	}
+	until := day.Add(24*time.Hour - time.Nanosecond)
+	var in string
+	if err := ds.QueryRowContext(ctx, "SELECT string_agg(ip, ', ' ORDER BY ip) FROM ("+selectWindow(addresses, &day, &until)+")").Scan(&in); err != nil {
+		t.Fatal(err)
+	}
+	if in != "captured that day, saved three days later" {
+		t.Errorf("the window's rows: %s", in)
+	}
+	// the last day is read whole: nothing after it to look at
+	last := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	if ds, err = OpenDataset(ctx, dir, schema, "c", &last, nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	if n := count(t, ds, "SELECT count(*) FROM endpoint_addresses"); n != 2 {
+		t.Errorf("%d rows from 2026-11-25 on, want 2", n)
 	}
 }

@@ -57,7 +57,7 @@ func (s Schema) RowCountIn(ctx context.Context, q RowQuerier, table string, sinc
 }
 
 // HasRows reports whether the table of s named table holds a row of the window [since, until], by
-// the time the rules keep its rows by (Table.WindowTime, else TimeColumn).
+// the time the rules keep its rows by (Table.WindowTime).
 func (s Schema) HasRows(ctx context.Context, q RowQuerier, table string, since, until *time.Time) (bool, error) {
 	t, ok := s.Lookup(table)
 	if !ok {
@@ -105,10 +105,10 @@ func SelectRows(t Table, since, until *time.Time) string {
 
 // selectWindow is SelectRows by the time the rules keep a row by in a window (Table.WindowTime).
 func selectWindow(t Table, since, until *time.Time) string {
-	if t.WindowTime != "" {
-		return selectBetween(t, t.WindowTime, since, until)
+	if t.TimeColumn == "" {
+		return SelectRows(t, since, until)
 	}
-	return SelectRows(t, since, until)
+	return selectBetween(t, t.WindowTime(), since, until)
 }
 
 // selectBetween returns the query of t's rows whose time (an expression; "" for none) lies in

@@ -70,10 +70,10 @@ type Table struct {
 	// TimeColumn says when a row was observed, for time windows and retention; "" for tables
 	// whose rows have no time.
 	TimeColumn string
-	// WindowTime is the time by which the rules keep a row in a window when it is not TimeColumn
-	// (an expression over the table's columns; "" is TimeColumn): whether a window holds any rows
-	// of the table (Schema.HasRows, Schema.Clusters) asks it.
-	WindowTime string
+	// ChangeTime is a column that times a row before its TimeColumn, when set (a watch stream's
+	// events by their change, in a file saved later): the rules keep the row in a window by it
+	// (WindowTime), and a dataset reads the later days whose files hold such rows of the window.
+	ChangeTime string
 	// DedupeKey identifies a row across loads: a load keeps no row whose key (NULLs equal) an
 	// earlier load already has. An item is a column name, or an expression with %[1]s standing for
 	// the table alias, e.g. "coalesce(%[1]s.zone, 0)". Nil for tables that are not deduplicated.
@@ -148,6 +148,16 @@ func NewSchema(evidence ...Table) Schema {
 		s = append(s, t)
 	}
 	return s
+}
+
+// WindowTime returns the time (an expression over t's columns) by which the rules keep a row of t
+// in a window: its ChangeTime, else its TimeColumn. Whether a window holds any rows of the table
+// (Schema.HasRows, Schema.Clusters) asks it.
+func (t Table) WindowTime() string {
+	if t.ChangeTime != "" {
+		return fmt.Sprintf(`coalesce("%s", "%s")`, t.ChangeTime, t.TimeColumn)
+	}
+	return `"` + t.TimeColumn + `"`
 }
 
 // DDL returns the CREATE TABLE IF NOT EXISTS statement of t in a file Open creates.

@@ -37,7 +37,7 @@ var endpointAddressesTable = store.Table{
 	Name: "endpoint_addresses",
 	// the rules time the observations of a watch stream by their change (a file captured after the
 	// window can hold the window's events: ks_address_states in queries/macros.sql)
-	WindowTime: "coalesce(change_time, captured_at)",
+	ChangeTime: "change_time",
 	Doc: "One row per address of a v1 Endpoints or discovery.k8s.io EndpointSlice (v1 and v1beta1) per observation. " +
 		"An object with no address at all gets one row with ip NULL and deleted=false, so 'all addresses gone' differs from 'object absent'; " +
 		"a deleted object (watch DELETED, audit delete) gets one row with ip NULL and deleted=true. " +
