@@ -229,6 +229,9 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	if r.code != ExitPartial || !strings.Contains(r.stderr, `1 of 3 clusters could not be read`) || !strings.Contains(r.stderr, broken) {
 		t.Fatalf("a cluster that cannot be read among three: %+v", r)
 	}
+	if strings.Contains(r.stderr, "LINE 1") {
+		t.Errorf("the error quotes kubesift's statement that read the file:\n%s", r.stderr)
+	}
 	var partial struct {
 		Findings json.RawMessage
 		Rules    []ruleCoverage

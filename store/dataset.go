@@ -406,7 +406,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 		var linked []string
 		if views[i], linked, err = db.datasetView(ctx, abs, t, cluster, tableDays[i], to); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, err)
+			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, withoutStatement{err})
 		}
 		allowed = append(allowed, linked...)
 	}
@@ -427,6 +427,18 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	}
 	return db, nil
 }
+
+// withoutStatement is an error of DuckDB without the text of the statement it appends ("LINE 1:
+// SELECT …", a caret under it): for a statement of kubesift's own that reads a dataset's files, the
+// file DuckDB names is what the reader needs.
+type withoutStatement struct{ err error }
+
+func (e withoutStatement) Error() string {
+	msg, _, _ := strings.Cut(e.err.Error(), "\n\nLINE ")
+	return msg
+}
+
+func (e withoutStatement) Unwrap() error { return e.err }
 
 // linkedDirs returns where the days of a dataset rooted at root lead when they are, or lie in, a
 // symbolic link to a directory outside root.
