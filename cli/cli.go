@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -31,6 +32,9 @@ type env struct {
 	// describe, when set, receives a verb's flag set on -h instead of the usage text being
 	// printed: docs/cli.md is generated from it.
 	describe func(name, args, doc string, fs *pflag.FlagSet)
+	// containerMemory returns the memory the process's container allows (its memory cgroup's
+	// limit), to fit DuckDB's default memory limit to; nil leaves the default as it is.
+	containerMemory func() (uint64, error)
 }
 
 type verb struct {
@@ -66,7 +70,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // Run runs kubesift with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, isTerminal: isTerminal}
+	e := &env{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, isTerminal: isTerminal, containerMemory: memlimit.FromCgroup}
 	if f, ok := stdout.(interface{ Fd() uintptr }); ok && e.isTerminal(f.Fd()) {
 		e.stdout = terminal{stdout} // binary formats refuse to write to it
 	}
@@ -127,9 +131,10 @@ func (e *env) usage(w io.Writer) {
 func newFlags(e *env, name, args, doc string) (*pflag.FlagSet, *commonFlags) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	c := &commonFlags{stderr: e.stderr}
+	c := &commonFlags{stderr: e.stderr, flags: fs, containerMemory: e.containerMemory}
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bars or summaries (errors still go to stderr)")
-	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files, and rules that run in pieces use pieces in proportion to it")
+	fs.StringVar(&c.memoryLimit, "memory-limit", store.DefaultMemoryLimit, "DuckDB memory limit (e.g. 512MB, 2GB); beyond it DuckDB spills to temporary files, and rules that run in pieces use pieces in proportion to it. "+
+		"Unset, in a container allowed less than the default and 640 MiB, it is the container's limit less 640 MiB (at least 200 MiB), and kubesift says so")
 	fs.BoolVar(&c.hugePages, "huge-pages", true, "advise transparent huge pages for DuckDB's block pool while the rules or queries read a database of a quarter of --memory-limit or more (a dataset's Parquet files of a twelfth); false keeps it in small pages, for a host where compacting memory into huge pages stalls")
 	fs.Usage = func() {
 		if e.describe != nil {
@@ -148,6 +153,10 @@ type commonFlags struct {
 	memoryLimit string
 	hugePages   bool
 	stderr      io.Writer // for warnings, printed even with --quiet
+	flags       *pflag.FlagSet
+	// containerMemory and containerChecked: see duckDBMemoryLimit
+	containerMemory  func() (uint64, error)
+	containerChecked bool
 }
 
 func (c *commonFlags) addDB(fs *pflag.FlagSet, e *env, help string) {
@@ -186,13 +195,13 @@ func (e *env) logWriter(quiet bool) io.Writer {
 // openDataset opens one cluster's days [from, to] of the dataset dir (store.OpenDataset) with the
 // memory settings of the command line.
 func (c *commonFlags) openDataset(ctx context.Context, dir, cluster string, from, to *time.Time) (*store.DB, error) {
-	return store.OpenDataset(ctx, dir, ingest.Schema(), cluster, from, to, store.Options{MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages})
+	return store.OpenDataset(ctx, dir, ingest.Schema(), cluster, from, to, store.Options{MemoryLimit: c.duckDBMemoryLimit(), SmallPages: !c.hugePages})
 }
 
 // openDB opens the database and says when opening it removed the rows of an interrupted load or
 // upgraded a database an older kubesift wrote.
 func (c *commonFlags) openDB(ctx context.Context, path string, readOnly bool) (*store.DB, error) {
-	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.memoryLimit, SmallPages: !c.hugePages,
+	db, err := store.Open(ctx, path, ingest.Schema(), store.Options{ReadOnly: readOnly, MemoryLimit: c.duckDBMemoryLimit(), SmallPages: !c.hugePages,
 		BeforeRewrite: func(table string) {
 			fmt.Fprintf(c.stderr, "kubesift: %s: rewriting %s for this kubesift, once (minutes for a large database)\n", path, table)
 		}})
