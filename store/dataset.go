@@ -352,12 +352,11 @@ func ClustersOf(days []DatasetPartition) []string {
 // OpenDataset exposes one cluster's days [from, to] (UTC days, inclusive; nil is unbounded) of
 // the dataset dir as the kubesift tables, views over its Parquet files in a private in-memory
 // DuckDB: the rules and user SQL see the tables they expect. Each view reads the directories of
-// the cluster's days alone (datasetDayFiles; a table with a ChangeTime the later days that hold rows
-// of the window as well),
-// lazily: the other clusters' and days' files are never opened, so the cost of opening a
-// cluster's day does not grow with the fleet. Only dir
-// (and the private spill directory) is readable once the database is sandboxed (Sandboxed),
-// and a table the dataset has no files for is an empty view.
+// the cluster's days alone (datasetDayFiles; for a table with a ChangeTime, the later days that
+// hold rows of the window as well), lazily: the other clusters' and days' files are never opened,
+// so the cost of opening a cluster's day does not grow with the fleet. Only dir (and the private
+// spill directory) is readable once the database is sandboxed (Sandboxed), and a table the
+// dataset has no files for is an empty view.
 func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string, from, to *time.Time, opt Options) (*DB, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -565,9 +564,9 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 }
 
 // laterDaysOfWindow returns cluster's days of t after to's day whose files hold a row whose
-// ChangeTime is before the end of that day: a watch stream saved days after its events, whose rows
-// the export put in the day the file was captured. It reads the files' statistics, not their rows; a row group without
-// statistics for the column counts as holding such a row.
+// ChangeTime is before the end of that day: a watch stream saved days after its events, whose
+// rows the export put in the day the file was captured. It reads the files' statistics, not their
+// rows; a row group without statistics for the column counts as holding such a row.
 func (db *DB) laterDaysOfWindow(ctx context.Context, dir string, t Table, cluster string, to time.Time) ([]datasetDay, error) {
 	next := to.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	after, err := datasetDayFiles(dir, t, cluster, &next, nil)
