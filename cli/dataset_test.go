@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -360,4 +361,34 @@ func parquetSchema(t *testing.T, path string) map[string]arrow.DataType {
 		out[fl.Name] = fl.Type
 	}
 	return out
+}
+
+// TestExportRemovesAKilledExportsStaging: an export killed before it finished (a pod out of memory)
+// leaves its staging directory under the dataset; the next export removes it once it is stale and
+// says so.
+func TestExportRemovesAKilledExportsStaging(t *testing.T) {
+	dataset := t.TempDir()
+	killed := filepath.Join(dataset, ".staging-123", "audit_events", "cluster=", "date=2026-11-21", "data_0.parquet")
+	if err := os.MkdirAll(filepath.Dir(killed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(killed, make([]byte, 3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-7 * time.Hour)
+	for p := killed; p != dataset; p = filepath.Dir(p) {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, "export", "--quiet", "--db", loadedDB(t), "--dataset", dataset)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "removed "+filepath.Join(dataset, ".staging-123")+" (3.0 MiB), left by an export that stopped; nothing was written in it for 7h0m0s") {
+		t.Errorf("export: %+v", r)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dataset, ".staging-*")); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+	if days, err := filepath.Glob(filepath.Join(dataset, "audit_events", "*", "*", "*.parquet")); err != nil || len(days) == 0 {
+		t.Errorf("the export wrote no audit_events: %v", err)
+	}
 }

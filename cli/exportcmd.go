@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/pflag"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -245,6 +246,14 @@ func exportDataset(ctx context.Context, e *env, fs *pflag.FlagSet, c *commonFlag
 		return err
 	}
 	defer db.Close()
+	stale, err := store.RemoveStaleStaging(dir, time.Now())
+	for _, s := range stale {
+		fmt.Fprintf(c.stderr, "kubesift: removed %s (%s), left by an export that stopped; nothing was written in it for %s\n",
+			s.Dir, humanize.IBytes(uint64(s.Bytes)), time.Since(s.LastWrite).Round(time.Minute))
+	}
+	if err != nil {
+		return err
+	}
 	parts, err := db.ExportDataset(ctx, dir, chosen, since, until)
 	if log := e.logWriter(c.quiet); log != nil {
 		for _, p := range parts {

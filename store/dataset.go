@@ -93,8 +93,74 @@ func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, sin
 	return written, nil
 }
 
+// stagingPrefix names the staging directories ExportDataset writes a table's days into, under the
+// dataset's root, before it swaps them in.
+const stagingPrefix = ".staging-"
+
+// StaleStagingAge is how long a staging directory under a dataset's root may go without a write
+// before RemoveStaleStaging takes it for one that an export killed before it finished left
+// behind (a pod killed for memory, a drained node): an export writes its files within minutes.
+const StaleStagingAge = 6 * time.Hour
+
+// StaleStaging is a staging directory an export left behind.
+type StaleStaging struct {
+	Dir       string
+	Bytes     int64
+	LastWrite time.Time
+}
+
+// RemoveStaleStaging removes the staging directories under the dataset dir in which nothing was
+// written for StaleStagingAge before now, and returns them. The exports that run beside it (a
+// CronJob per cluster into one dataset) keep theirs: they are written to as they run.
+func RemoveStaleStaging(dir string, now time.Time) ([]StaleStaging, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []StaleStaging
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), stagingPrefix) {
+			continue
+		}
+		stale := StaleStaging{Dir: filepath.Join(dir, e.Name())}
+		err := filepath.WalkDir(stale.Dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if info.ModTime().After(stale.LastWrite) {
+				stale.LastWrite = info.ModTime()
+			}
+			if !d.IsDir() {
+				stale.Bytes += info.Size()
+			}
+			return nil
+		})
+		if errors.Is(err, os.ErrNotExist) { // its export finished while it was read
+			continue
+		}
+		if err != nil {
+			return removed, fmt.Errorf("reading %s: %w", stale.Dir, err)
+		}
+		if now.Sub(stale.LastWrite) < StaleStagingAge {
+			continue
+		}
+		if err := os.RemoveAll(stale.Dir); err != nil {
+			return removed, fmt.Errorf("removing %s, left by an export that stopped: %w", stale.Dir, err)
+		}
+		removed = append(removed, stale)
+	}
+	return removed, nil
+}
+
 func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time) (written []DatasetPartition, err error) {
-	stage, err := os.MkdirTemp(dir, ".staging-")
+	stage, err := os.MkdirTemp(dir, stagingPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -425,5 +426,53 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 	defer ds.Close()
 	if n := count(t, ds, "SELECT count(*) FROM endpoint_addresses"); n != 2 {
 		t.Errorf("%d rows from 2026-11-25 on, want 2", n)
+	}
+}
+
+// TestRemoveStaleStaging: the staging directory of an export killed before it finished is removed
+// once nothing was written in it for StaleStagingAge; one an export is writing into (a file written
+// lately, whatever the directories' times) is kept.
+func TestRemoveStaleStaging(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	old := now.Add(-StaleStagingAge - time.Minute)
+	write := func(path string, at time.Time) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for p := path; p != dir; p = filepath.Dir(p) {
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(filepath.Join(dir, ".staging-killed", "audit_events", "cluster=c", "date=2026-11-22", "data_0.parquet"), old)
+	write(filepath.Join(dir, ".staging-running", "audit_events", "cluster=c", "date=2026-11-22", "data_0.parquet"), old)
+	write(filepath.Join(dir, ".staging-running", "audit_events", "cluster=c", "date=2026-11-23", "data_0.parquet"), now.Add(-time.Minute))
+	if err := os.Chtimes(filepath.Join(dir, ".staging-running"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(dir, "audit_events", "cluster=c", "date=2026-11-21", "part-0.parquet"), old) // a day of the dataset
+	removed, err := RemoveStaleStaging(dir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].Dir != filepath.Join(dir, ".staging-killed") || removed[0].Bytes != int64(len("partial")) {
+		t.Errorf("removed %+v, want .staging-killed and its 7 bytes", removed)
+	}
+	for _, kept := range []string{".staging-running", "audit_events/cluster=c/date=2026-11-21/part-0.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".staging-killed")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".staging-killed is still there: %v", err)
+	}
+	if removed, err := RemoveStaleStaging(filepath.Join(dir, "missing"), now); err != nil || len(removed) > 0 {
+		t.Errorf("a dataset not made yet: %v, %v", removed, err)
 	}
 }
