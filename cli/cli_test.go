@@ -613,23 +613,33 @@ func TestIgnoreSuppressions(t *testing.T) {
 }
 
 // TestStaleTempFilesRemoved: the temporary file a killed kubesift left beside an output file
-// is removed by the next write of that file; one of a running process is kept.
+// is removed by the next write of that file, and so is one named after the writer's own pid (a
+// container's process, killed and started again with the same pid); one of another running
+// process is kept.
 func TestStaleTempFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	exited := exec.Command("true")
 	if err := exited.Run(); err != nil {
 		t.Fatal(err)
 	}
+	running := exec.Command("sleep", "60")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { running.Process.Kill(); running.Wait() }()
 	stale := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-123", exited.Process.Pid))
-	live := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-456", os.Getpid()))
-	for _, f := range []string{stale, live} {
+	samePid := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-789", os.Getpid()))
+	live := filepath.Join(dir, fmt.Sprintf(".q.csv.tmp-%d-456", running.Process.Pid))
+	for _, f := range []string{stale, samePid, live} {
 		os.WriteFile(f, []byte("half"), 0o600)
 	}
 	if r := runCLI(t, "query", "--db", loadedDB(t), "-o", "csv", "--out", filepath.Join(dir, "q.csv"), "SELECT 1 AS x"); r.code != ExitOK {
 		t.Fatal(r)
 	}
-	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the stale temporary file is still there: %v", err)
+	for _, f := range []string{stale, samePid} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the stale temporary file %s is still there: %v", filepath.Base(f), err)
+		}
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("the temporary file of a running process was removed: %v", err)

@@ -12,13 +12,15 @@ import (
 
 // createTempBeside creates the temporary file that becomes path once complete: hidden, beside
 // it, named after it and this process (.NAME.tmp-PID-RANDOM). It first removes the temporary
-// files of path that processes which no longer run left behind (a SIGKILL skips the cleanup).
+// files of path that processes which no longer run left behind (a SIGKILL skips the cleanup),
+// and those named after this process's pid, which it has not made yet: a container's process
+// has the same pid each time it starts (a pod of an Indexed Job restarted after it was killed).
 func createTempBeside(path string) (*os.File, error) {
 	prefix := "." + filepath.Base(path) + ".tmp-"
 	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), globEscape(prefix)+"*"))
 	for _, name := range stale {
 		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(name), prefix), "-")
-		if pid, err := strconv.Atoi(pidText); err == nil && !running(pid) {
+		if pid, err := strconv.Atoi(pidText); err == nil && (pid == os.Getpid() || !running(pid)) {
 			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("removing a stale temporary file: %w", err)
 			}
