@@ -161,6 +161,10 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		rep.Findings = append(rep.Findings, findings...)
 		rep.Outcomes = append(rep.Outcomes, out)
 	}
+	if err := spill.seal(); err != nil {
+		rep.Close()
+		return nil, err
+	}
 	sortFindings(rep.Findings)
 	return rep, nil
 }

@@ -39,7 +39,10 @@ func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
 			f.Close()
 			return evidence{}, fmt.Errorf("unlinking the evidence file %s: %w", f.Name(), err)
 		}
-		s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+		s.f = f
+	}
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(s.f, 1<<20)
 	}
 	if _, err := s.w.Write(raw); err != nil {
 		return evidence{}, fmt.Errorf("keeping a finding's evidence in %s: %w", s.f.Name(), err)
@@ -49,13 +52,26 @@ func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
 	return ev, nil
 }
 
+// seal writes out what add buffered and lets the buffer go: a report whose findings are all in
+// keeps its file but not the buffer's 1 MiB, which a sweep of a fleet would keep per cluster.
+func (s *evidenceSpill) seal() error {
+	if s.w == nil {
+		return nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("keeping the findings' evidence in %s: %w", s.f.Name(), err)
+	}
+	s.w = nil
+	return nil
+}
+
 // read returns the length bytes at offset.
 func (s *evidenceSpill) read(offset int64, length int) (json.RawMessage, error) {
 	s.flushing.Lock()
-	err := s.w.Flush()
+	err := s.seal()
 	s.flushing.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("keeping the findings' evidence in %s: %w", s.f.Name(), err)
+		return nil, err
 	}
 	raw := make(json.RawMessage, length)
 	if _, err := s.f.ReadAt(raw, offset); err != nil {
