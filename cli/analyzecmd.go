@@ -410,7 +410,7 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	// the cluster's database when there is one cluster, open until the report is written (-o
 	// html's charts read it); a sweep closes each cluster's before it opens the next: kept open
 	// through the next cluster's analysis, its memory (the block pool) was still held then, and a
-	// sweep of 10 busy days peaked at 1.8-1.9 GiB instead of 1.0 GiB (BENCHMARKS.md)
+	// sweep of 10 clusters' busiest day peaked at 1.8-1.9 GiB instead of 1.0-1.2 GiB (BENCHMARKS.md)
 	var last *store.DB
 	read := 0          // the clusters analysed
 	var unread []error // the clusters whose files could not be read
