@@ -97,10 +97,10 @@ func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, sin
 // dataset's root, before it swaps them in.
 const stagingPrefix = ".staging-"
 
-// StaleStagingAge is how long a staging directory under a dataset's root may go without a write
+// staleStagingAge is how long a staging directory under a dataset's root may go without a write
 // before RemoveStaleStaging takes it for one that an export killed before it finished left
 // behind (a pod killed for memory, a drained node): an export writes its files within minutes.
-const StaleStagingAge = 6 * time.Hour
+const staleStagingAge = 6 * time.Hour
 
 // StaleStaging is a staging directory an export left behind.
 type StaleStaging struct {
@@ -110,7 +110,7 @@ type StaleStaging struct {
 }
 
 // RemoveStaleStaging removes the staging directories under the dataset dir in which nothing was
-// written for StaleStagingAge before now, and returns them. The exports that run beside it (a
+// written for staleStagingAge before now, and returns them. The exports that run beside it (a
 // CronJob per cluster into one dataset) keep theirs: they are written to as they run.
 func RemoveStaleStaging(dir string, now time.Time) ([]StaleStaging, error) {
 	entries, err := os.ReadDir(dir)
@@ -148,7 +148,7 @@ func RemoveStaleStaging(dir string, now time.Time) ([]StaleStaging, error) {
 		if err != nil {
 			return removed, fmt.Errorf("reading %s: %w", stale.Dir, err)
 		}
-		if now.Sub(stale.LastWrite) < StaleStagingAge {
+		if now.Sub(stale.LastWrite) < staleStagingAge {
 			continue
 		}
 		if err := os.RemoveAll(stale.Dir); err != nil {

@@ -430,12 +430,12 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 }
 
 // TestRemoveStaleStaging: the staging directory of an export killed before it finished is removed
-// once nothing was written in it for StaleStagingAge; one an export is writing into (a file written
+// once nothing was written in it for staleStagingAge; one an export is writing into (a file written
 // lately, whatever the directories' times) is kept.
 func TestRemoveStaleStaging(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	old := now.Add(-StaleStagingAge - time.Minute)
+	old := now.Add(-staleStagingAge - time.Minute)
 	write := func(path string, at time.Time) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
