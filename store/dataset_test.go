@@ -370,8 +370,8 @@ func TestDatasetBlockPool(t *testing.T) {
 
 // TestDatasetLaterDaysOfTheWindow: a table with a ChangeTime keeps its rows in a window by that
 // time, and the export puts them in the day they were captured: a watch stream saved days after
-// its events. A window's view reads the later days whose files' statistics hold rows of the
-// window, and no other later day.
+// its events. A window's view reads the later days, up to a week after, whose files' statistics
+// hold rows of the window, and no other later day.
 func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 	ctx := context.Background()
 	addresses := Table{Name: "endpoint_addresses", Evidence: "snapshot", TimeColumn: "captured_at", ChangeTime: "change_time", Columns: []Column{
@@ -390,7 +390,8 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 		('2026-11-24 12:00:00+00', NULL, 'without a change time', 'c'),
 		('2026-11-25 00:30:00+00', '2026-11-22 23:59:59.999999+00', 'saved three days later', 'c'),
 		('2026-11-25 00:30:00+00', '2026-11-24 23:00:00+00', 'saved three days later', 'c'),
-		('2026-11-26 00:30:00+00', '2026-11-22 23:00:00+00', 'of another cluster', 'd')`); err != nil {
+		('2026-11-26 00:30:00+00', '2026-11-22 23:00:00+00', 'of another cluster', 'd'),
+		('2026-11-30 00:30:00+00', '2026-11-22 22:00:00+00', 'saved a week and a day later', 'c')`); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -424,8 +425,8 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ds.Close()
-	if n := count(t, ds, "SELECT count(*) FROM endpoint_addresses"); n != 2 {
-		t.Errorf("%d rows from 2026-11-25 on, want 2", n)
+	if n := count(t, ds, "SELECT count(*) FROM endpoint_addresses"); n != 3 {
+		t.Errorf("%d rows from 2026-11-25 on, want 3", n)
 	}
 }
 
