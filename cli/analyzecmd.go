@@ -397,8 +397,8 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	case len(clusters) == 0:
 		return fmt.Errorf("dataset %s holds no partitions (cluster=…/date=…): write one with export --dataset", dir)
 	}
-	if len(clusters) > 1 && f.output.format == "html" {
-		return usagef("-o html draws the charts of one cluster: add --cluster (the dataset has %s)", someClusters(clusters))
+	if len(clusters) > 1 && (f.output.format == "html" || f.html != "") {
+		return usagef("the HTML report draws the charts of one cluster: add --cluster to -o html or --html (the dataset has %s)", someClusters(clusters))
 	}
 	from, to := readDays(a)
 	var reps []*analyze.Report

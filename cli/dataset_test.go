@@ -209,10 +209,13 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
 	}
 
-	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
-	if r := runCLI(t, "analyze", "--dataset", dataset, "-o", "html"); r.code != ExitUsage || !strings.Contains(r.stderr, `add --cluster (the dataset has 2: "a", "b")`) {
-		t.Errorf("-o html of two clusters: %+v", r)
+	// the HTML report's charts read one cluster's database: -o html and --html need --cluster
+	for _, args := range [][]string{{"-o", "html"}, {"-o", "json", "--html", filepath.Join(t.TempDir(), "r.html")}} {
+		if r := runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, `add --cluster to -o html or --html (the dataset has 2: "a", "b")`) {
+			t.Errorf("%v of two clusters: %+v", args, r)
+		}
 	}
+	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
 	for _, args := range [][]string{{"--cluster", "A"}, {"--cluster", "A", "--partition", "0"}} {
 		if r := runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
 			t.Errorf("%v: %+v", args, r)
