@@ -465,16 +465,22 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 		db.Close()
 		return nil, fmt.Errorf("opening dataset %s (%s): %w", dir, cacheMetadata, err)
 	}
-	allowed := []string{abs, db.TempDir()}
 	views := make([]string, len(schema))
+	var read []datasetDay // the days the views read, of every table
 	for i, t := range schema {
-		var linked []string
-		if views[i], linked, err = db.datasetView(ctx, abs, t, cluster, tableDays[i], to); err != nil {
+		var days []datasetDay
+		if views[i], days, err = db.datasetView(ctx, abs, t, cluster, tableDays[i], to); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("opening dataset %s, table %s: %w", dir, t.Name, withoutStatement{err})
 		}
-		allowed = append(allowed, linked...)
+		read = append(read, days...)
 	}
+	linked, err := linkedDirs(abs, read)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
+	}
+	allowed := append([]string{abs, db.TempDir()}, linked...)
 	// the sandbox reads only these: the dataset, the spill directory, and the directories the
 	// dataset's days link to (DuckDB follows a link before it checks the path)
 	for i, d := range allowed {
@@ -558,11 +564,10 @@ func (db *DB) columnsInEveryFile(ctx context.Context, globs string, n int, t Tab
 }
 
 // datasetView returns the CREATE VIEW statement of t over the files of days, cluster's days of t
-// in a window ending at to (nil is unbounded), and the directories outside dir its days link to
-// (linkedDirs); for a table derived from another, the view of its Derive over that table's view.
-// A table with a ChangeTime reads the later days whose files hold rows of the window as well
-// (laterDaysOfWindow).
-func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, days []datasetDay, to *time.Time) (view string, linked []string, err error) {
+// in a window ending at to (nil is unbounded), and the days it reads; for a table derived from
+// another, the view of its Derive over that table's view. A table with a ChangeTime reads the
+// later days whose files hold rows of the window as well (laterDaysOfWindow).
+func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster string, days []datasetDay, to *time.Time) (view string, read []datasetDay, err error) {
 	if t.Derive != "" {
 		return fmt.Sprintf("CREATE VIEW %s AS %s", t.Name, t.Derive), nil, nil
 	}
@@ -572,9 +577,6 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 			return "", nil, err
 		}
 		days = append(days, later...)
-	}
-	if linked, err = linkedDirs(dir, days); err != nil {
-		return "", nil, err
 	}
 	// a glob per day rather than a list of files: an export that replaces a day while the rules
 	// run may write it in fewer or more files
@@ -626,7 +628,7 @@ func (db *DB) datasetView(ctx context.Context, dir string, t Table, cluster stri
 		}
 		cols[i] = fmt.Sprintf(`CAST(%s AS %s) AS "%s"`, value, c.Type, c.Name)
 	}
-	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), linked, nil
+	return fmt.Sprintf("CREATE VIEW %s AS SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), source), days, nil
 }
 
 // laterDaysRead is how many days after a window a dataset's view reads for the rows of a table with

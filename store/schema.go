@@ -72,7 +72,8 @@ type Table struct {
 	TimeColumn string
 	// ChangeTime is a column that times a row before its TimeColumn, when set (a watch stream's
 	// events by their change, in a file saved later): the rules keep the row in a window by it
-	// (WindowTime), and a dataset reads the later days whose files hold such rows of the window.
+	// (WindowTime), and a dataset reads the days of the week after a window whose files hold such
+	// rows of it.
 	ChangeTime string
 	// DedupeKey identifies a row across loads: a load keeps no row whose key (NULLs equal) an
 	// earlier load already has. An item is a column name, or an expression with %[1]s standing for
