@@ -62,7 +62,8 @@ var aliasedColumn = regexp.MustCompile(`%\[1\]s\.(\w+)`)
 
 // TestTableMetadata checks that every evidence table says when its rows were observed and how a
 // row is told from a duplicate (but for one derived from another table's rows, which are told
-// apart already), with columns the table has.
+// apart already), with columns the table has, and that a split of its dataset files (store.FileSplit) names a
+// column and values that can name files.
 func TestTableMetadata(t *testing.T) {
 	for _, tb := range Schema() {
 		cols := tb.ColumnNames()
@@ -84,5 +85,17 @@ func TestTableMetadata(t *testing.T) {
 				t.Errorf("%s: dedupe key item %q names no column", tb.Name, k)
 			}
 		}
+		if split := tb.DatasetFiles; split != nil {
+			if !slices.Contains(cols, split.Column) || tb.Derive != "" {
+				t.Errorf("%s: dataset files split by %q, not a column of a table the dataset holds", tb.Name, split.Column)
+			}
+			for i, v := range split.Values {
+				if !fileNamePart.MatchString(v) || slices.Contains(split.Values[:i], v) {
+					t.Errorf("%s: dataset files split by value %q: want distinct lowercase words (they name files)", tb.Name, v)
+				}
+			}
+		}
 	}
 }
+
+var fileNamePart = regexp.MustCompile(`^[a-z]+$`)

@@ -477,3 +477,58 @@ func TestRemoveStaleStaging(t *testing.T) {
 		t.Errorf("a dataset not made yet: %v, %v", removed, err)
 	}
 }
+
+// TestDatasetFilesSplit exports a table whose days are split into files by verb: each value's rows
+// in files of their own, the other verbs and NULL in part-<i>.parquet, and the views read them all.
+func TestDatasetFilesSplit(t *testing.T) {
+	ctx := context.Background()
+	split := datasetEvents
+	split.DatasetFiles = &FileSplit{Column: "verb", Values: []string{"get", "watch"}}
+	schema := NewSchema(split, datasetLimits)
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.duckdb"), schema, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO audit_events (audit_id, stage, verb, cluster, stage_at)
+		SELECT 'id-' || i, 'ResponseComplete', ['get', 'watch', 'delete', NULL, 'get'][i % 5 + 1], 'c',
+		       TIMESTAMPTZ '2026-11-21 22:00:00+00' + i * INTERVAL 1 hour
+		FROM range(10) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"audit_events/cluster=c/date=2026-11-21/part-get-0.parquet",
+		"audit_events/cluster=c/date=2026-11-21/part-watch-0.parquet",
+		"audit_events/cluster=c/date=2026-11-22/part-0.parquet",
+		"audit_events/cluster=c/date=2026-11-22/part-get-0.parquet",
+		"audit_events/cluster=c/date=2026-11-22/part-watch-0.parquet",
+	}
+	if got := datasetFiles(t, dir); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ds, err := OpenDataset(ctx, dir, schema, "c", nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	var verbs string
+	if err := ds.QueryRowContext(ctx, `SELECT string_agg(coalesce(verb, 'NULL'), ' ' ORDER BY audit_id) FROM audit_events`).Scan(&verbs); err != nil {
+		t.Fatal(err)
+	}
+	// id-0 … id-9 in text order: id-0, id-1, id-2, … (i % 5 picks the verb)
+	if want := "get watch delete NULL get get watch delete NULL get"; verbs != want {
+		t.Errorf("the dataset's events have the verbs %q, want %q", verbs, want)
+	}
+	for _, f := range []string{"part-get-0.parquet", "part-watch-0.parquet"} {
+		var others int64
+		q := fmt.Sprintf(`SELECT count(*) FROM read_parquet(%s) WHERE verb IS DISTINCT FROM %s`,
+			quote(filepath.Join(dir, "audit_events", "cluster=c", "date=2026-11-22", f)), quote(strings.Split(f, "-")[1]))
+		if err := db.QueryRowContext(ctx, q).Scan(&others); err != nil || others != 0 {
+			t.Errorf("%s holds %d events of other verbs (%v)", f, others, err)
+		}
+	}
+}

@@ -91,6 +91,18 @@ type Table struct {
 	// files of it, reads it as a view of Derive; and `kubesift rules test` derives it from the rows
 	// of a test case.
 	Derive string
+	// DatasetFiles, when set, writes a dataset's day of the table in files by the value of a
+	// column (see FileSplit), so that a scan for some of its values skips the other files by their
+	// statistics.
+	DatasetFiles *FileSplit
+}
+
+// FileSplit splits a dataset's day of a table into files by the value of Column: the rows of
+// each of Values in files of their own, part-<value>-<i>.parquet, and the rest, NULL among them,
+// in part-<i>.parquet. Values are parts of file names: lowercase letters (ingest's TestTableMetadata checks them).
+type FileSplit struct {
+	Column string
+	Values []string
 }
 
 // Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.

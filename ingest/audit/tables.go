@@ -26,6 +26,8 @@ var auditEventsTable = store.Table{
 	Evidence:   "audit",
 	TimeColumn: "stage_at",
 	DedupeKey:  []string{"audit_id", "stage", "cluster"},
+	// a dataset's day in files by verb, as a row group of the database groups its rows by kind
+	DatasetFiles: &store.FileSplit{Column: "verb", Values: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	Doc: "One row per kube-apiserver audit event (audit.k8s.io/v1 or v1beta1), deduplicated on (audit_id, stage, cluster): one log given two cluster names is two clusters' events. " +
 		"Bodies of Secrets, TokenReviews and token requests are dropped at ingest unless --keep-secrets is given; secrets elsewhere in events are redacted (README: Secrets stay out). " +
 		"Rows are not stored in the order of the file: within each row group they are grouped by kind (creates, updates, patches, deletes, watches, lists, gets; the answers of 400 and above apart), so that a scan for one kind skips the others; order by stage_at, or by source_file and source_line.",
