@@ -147,15 +147,16 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 		rep.Close()
 		return nil, err
 	}
+	held := heldTables(rep.Inputs, db.OutsideWindow)
 	for _, r := range rs {
-		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt, rep.Inputs)
+		out, findings := evaluate(ctx, db.Schema, sandbox, spill, r, opt, held)
 		if out.Err == nil {
 			gs, err := gaps(ctx, sandbox, r, opt)
 			if err != nil {
 				out.Err = fmt.Errorf("rule %s (%s): %w", r.ID, r.Source, err)
 				out.Reason = "failed: " + err.Error()
 			} else {
-				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt, rep.Inputs), gs)
+				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt, held), gs)
 			}
 		}
 		rep.Findings = append(rep.Findings, findings...)
@@ -196,9 +197,9 @@ func NotEvaluated(rs []rules.Rule, cluster, reason string) *Report {
 	return rep
 }
 
-// evaluate runs one rule: not evaluated when its input tables have no rows in the window (loaded
-// are the tables with rows at all).
-func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options, loaded []Input) (Outcome, []Finding) {
+// evaluate runs one rule: not evaluated when its input tables have no rows in the window (held
+// are the tables with rows at all, see heldTables).
+func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, spill *evidenceSpill, r rules.Rule, opt Options, held []string) (Outcome, []Finding) {
 	out := Outcome{Rule: r}
 	empty, err := emptyInputs(ctx, schema, sandbox, r.Inputs, opt)
 	if err != nil {
@@ -207,7 +208,7 @@ func evaluate(ctx context.Context, schema store.Schema, sandbox *store.Sandbox, 
 		return out, nil
 	}
 	if len(empty) == len(r.Inputs) {
-		out.Reason = noData(schema, empty, opt, loaded)
+		out.Reason = noData(schema, empty, opt, held)
 		return out, nil
 	}
 	var peak peakRSS
@@ -264,17 +265,24 @@ func openSandbox(ctx context.Context, db *store.DB) (*store.Sandbox, error) {
 
 // noData is the reason a rule is not evaluated whose input tables have no rows in the window of
 // opt: "no conntrack data", or "no conntrack data in the window" when one of them has rows
-// elsewhere (loaded: the tables with rows).
-func noData(schema store.Schema, tables []string, opt Options, loaded []Input) string {
+// elsewhere (held: the tables with rows, see heldTables).
+func noData(schema store.Schema, tables []string, opt Options, held []string) string {
 	reason := "no " + evidenceKinds(schema, tables) + " data"
-	if opt.Since != nil || opt.Until != nil {
-		for _, in := range loaded {
-			if slices.Contains(tables, in.Table) {
-				return reason + " in the window"
-			}
-		}
+	if (opt.Since != nil || opt.Until != nil) && slices.ContainsFunc(tables, func(t string) bool { return slices.Contains(held, t) }) {
+		return reason + " in the window"
 	}
 	return reason
+}
+
+// heldTables names the tables that hold rows at all: those of inputs (the tables read, with rows),
+// and a dataset's tables whose cluster has days outside the window, which its views do not read
+// (store.DB.OutsideWindow).
+func heldTables(inputs []Input, outsideWindow []string) []string {
+	held := slices.Clone(outsideWindow)
+	for _, in := range inputs {
+		held = append(held, in.Table)
+	}
+	return held
 }
 
 // evidenceKinds names the kinds of evidence that fill tables: "conntrack", "audit or snapshot".

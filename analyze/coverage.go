@@ -80,14 +80,14 @@ func evidenceClusters(ctx context.Context, schema store.Schema, conn *store.Sand
 // reason of out when it was not evaluated at all, else "no EVIDENCE data" (in the window, see
 // noData) for the clusters where none of r's input tables has rows in the window of opt
 // (perTable, see evidenceClusters).
-func notEvaluatedIn(schema store.Schema, clusters []string, perTable map[string][]string, r rules.Rule, out Outcome, opt Options, loaded []Input) map[string]string {
+func notEvaluatedIn(schema store.Schema, clusters []string, perTable map[string][]string, r rules.Rule, out Outcome, opt Options, held []string) map[string]string {
 	reasons := map[string]string{}
 	for _, c := range clusters {
 		switch {
 		case !out.Evaluated:
 			reasons[c] = out.Reason
 		case !slices.ContainsFunc(r.Inputs, func(t string) bool { return slices.Contains(perTable[t], c) }):
-			reasons[c] = noData(schema, r.Inputs, opt, loaded)
+			reasons[c] = noData(schema, r.Inputs, opt, held)
 		}
 	}
 	return reasons

@@ -395,3 +395,26 @@ func TestExportRemovesAKilledExportsStaging(t *testing.T) {
 		t.Errorf("the export wrote no audit_events: %v", err)
 	}
 }
+
+// TestDatasetWindowOfOtherEvidence: a window whose days hold no conntrack data, of a cluster whose
+// dataset holds some on another day, gives the conntrack rule's reason as the database does: "no
+// conntrack data in the window", not "no conntrack data" (the views read the window's days only).
+func TestDatasetWindowOfOtherEvidence(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	dataset := filepath.Join(t.TempDir(), "dataset")
+	// tricky-healthy's audit events and snapshots are of 2026-11-23, probe-conntrack's captures of 11-21
+	if r := runCLI(t, "ingest", "--quiet", "--db", db, "../samples/tricky-healthy", "../samples/probe-conntrack"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "export", "--quiet", "--db", db, "--dataset", dataset); r.code != ExitOK {
+		t.Fatalf("export --dataset: %+v", r)
+	}
+	day := []string{"-o", "json", "--since", "2026-11-23T00:00:00Z", "--until", "2026-11-23T23:59:59Z"}
+	want := reportFindings(t, runCLI(t, append([]string{"analyze", "--db", db}, day...)...))
+	if !strings.Contains(want, `"no conntrack data in the window"`) {
+		t.Fatalf("analyze --db does not say the window has no conntrack data:\n%s", want)
+	}
+	if got := reportFindings(t, runCLI(t, append([]string{"analyze", "--dataset", dataset}, day...)...)); got != want {
+		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
+	}
+}

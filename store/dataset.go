@@ -321,31 +321,33 @@ func DatasetDays(dir string, schema Schema) ([]DatasetPartition, error) {
 }
 
 // datasetTableDays returns the days [from, to] (nil is unbounded) of cluster in the dataset dir of
-// each table of schema that a dataset holds (datasetDayFiles; nil for the others), and the size of
-// their Parquet files.
-func datasetTableDays(dir string, schema Schema, cluster string, from, to *time.Time) ([][]datasetDay, uint64, error) {
-	tableDays := make([][]datasetDay, len(schema))
-	var size uint64
+// each table of schema that a dataset holds (datasetDayFiles; nil for the others), the size of
+// their Parquet files, and the tables of which cluster has days with files outside [from, to].
+func datasetTableDays(dir string, schema Schema, cluster string, from, to *time.Time) (tableDays [][]datasetDay, size uint64, outside []string, err error) {
+	tableDays = make([][]datasetDay, len(schema))
 	for i, t := range schema {
 		if t.Derive != "" || t.Evidence == "" {
 			continue
 		}
-		days, err := datasetDayFiles(dir, t, cluster, from, to)
+		days, elsewhere, err := datasetDayFiles(dir, t, cluster, from, to)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
+		}
+		if elsewhere {
+			outside = append(outside, t.Name)
 		}
 		for _, d := range days {
 			for _, f := range d.files {
 				info, err := os.Stat(f)
 				if err != nil {
-					return nil, 0, err
+					return nil, 0, nil, err
 				}
 				size += uint64(info.Size())
 			}
 		}
 		tableDays[i] = days
 	}
-	return tableDays, size, nil
+	return tableDays, size, outside, nil
 }
 
 // datasetDay is one (table, cluster, day) directory of a dataset and its Parquet files.
@@ -355,61 +357,72 @@ type datasetDay struct {
 }
 
 // datasetDayFiles returns the directories of t's days [from, to] (nil is unbounded) of cluster in
-// the dataset dir that hold Parquet files, with their files, in order of day. Only cluster's
-// directories are listed: a fleet's other clusters cost nothing (each of their files would be
-// opened to read its schema). A cluster is found by its unescaped name, however its directory
-// name was escaped.
-func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) ([]datasetDay, error) {
+// the dataset dir that hold Parquet files, with their files, in order of day, and whether a day
+// outside [from, to] holds some. Only cluster's directories are listed: a fleet's other clusters
+// cost nothing (each of their files would be opened to read its schema). A cluster is found by
+// its unescaped name, however its directory name was escaped.
+func datasetDayFiles(dir string, t Table, cluster string, from, to *time.Time) (days []datasetDay, outside bool, err error) {
 	tableDir := filepath.Join(dir, t.Name)
 	clusterDirs, err := os.ReadDir(tableDir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var days []datasetDay
 	for _, c := range clusterDirs {
 		name, ok := strings.CutPrefix(c.Name(), "cluster=")
 		if !ok {
 			continue
 		}
 		if value, err := url.PathUnescape(name); err != nil {
-			return nil, fmt.Errorf("dataset %s: partition %s: %w", dir, filepath.Join(tableDir, c.Name()), err)
+			return nil, false, fmt.Errorf("dataset %s: partition %s: %w", dir, filepath.Join(tableDir, c.Name()), err)
 		} else if value != cluster {
 			continue
 		}
 		if isClusterDir, err := isDir(filepath.Join(tableDir, c.Name()), c); err != nil {
-			return nil, err
+			return nil, false, err
 		} else if !isClusterDir {
 			continue
 		}
 		dayDirs, err := os.ReadDir(filepath.Join(tableDir, c.Name()))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, d := range dayDirs {
 			day, ok := strings.CutPrefix(d.Name(), "date=")
-			if !ok || (from != nil && day < from.UTC().Format(time.DateOnly)) || (to != nil && day > to.UTC().Format(time.DateOnly)) {
+			if !ok {
+				continue
+			}
+			in := (from == nil || day >= from.UTC().Format(time.DateOnly)) && (to == nil || day <= to.UTC().Format(time.DateOnly))
+			if !in && outside { // one day outside with files is enough to know
 				continue
 			}
 			path := filepath.Join(tableDir, c.Name(), d.Name())
-			if isDayDir, err := isDir(path, d); err != nil {
-				return nil, err
+			isDayDir, err := isDir(path, d)
+			if err != nil && !in { // a day outside the window is not read: its link may lead nowhere
+				continue
+			}
+			if err != nil {
+				return nil, false, err
 			} else if !isDayDir {
 				continue
 			}
 			files, err := filepath.Glob(filepath.Join(path, "*.parquet"))
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			if len(files) > 0 {
+			switch {
+			case len(files) == 0:
+			case in:
 				days = append(days, datasetDay{dir: path, files: files})
+			default:
+				outside = true
 			}
 		}
 	}
 	slices.SortFunc(days, func(a, b datasetDay) int { return strings.Compare(filepath.Base(a.dir), filepath.Base(b.dir)) })
-	return days, nil
+	return days, outside, nil
 }
 
 // isDir reports whether the directory entry at path is a directory or a symbolic link to one (a
@@ -473,7 +486,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	if err != nil {
 		return nil, err
 	}
-	tableDays, size, err := datasetTableDays(abs, schema, cluster, from, to)
+	tableDays, size, outside, err := datasetTableDays(abs, schema, cluster, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("opening dataset %s: %w", dir, err)
 	}
@@ -487,6 +500,7 @@ func OpenDataset(ctx context.Context, dir string, schema Schema, cluster string,
 	if err != nil {
 		return nil, err
 	}
+	db.OutsideWindow = outside
 	// each rule reads the same files' footers again: kept, all rules over the recordings at 10M
 	// events took 20.1-24.9 s at 1,276-1,335 MiB instead of 21.9-24.4 s at 1,354-1,436 MiB
 	// (BENCHMARKS.md)
@@ -677,7 +691,7 @@ const laterDaysRead = 7
 func (db *DB) laterDaysOfWindow(ctx context.Context, dir string, t Table, cluster string, to time.Time) ([]datasetDay, error) {
 	next := to.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	last := next.Add(laterDaysRead*24*time.Hour - time.Nanosecond)
-	after, err := datasetDayFiles(dir, t, cluster, &next, &last)
+	after, _, err := datasetDayFiles(dir, t, cluster, &next, &last)
 	if err != nil || len(after) == 0 {
 		return nil, err
 	}

@@ -223,6 +223,9 @@ func TestDatasetDayBehindASymlink(t *testing.T) {
 	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 3 {
 		t.Errorf("%d events of the linked day, want 3", n)
 	}
+	if want := []string{"audit_events", "conntrack_limits"}; !slices.Equal(ds.OutsideWindow, want) {
+		t.Errorf("tables with days outside the window %v, want %v (the 21st's)", ds.OutsideWindow, want)
+	}
 	sb, err := ds.Sandboxed(ctx) // where the rules read it: only dir is allowed
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +244,17 @@ func TestDatasetDayBehindASymlink(t *testing.T) {
 			ds.Close()
 		}
 		t.Errorf("a day linked to nothing: %v", err)
+	}
+	// a window of another day does not read it: the dataset opens, and the day is not counted as
+	// one outside the window
+	other := at.Add(-24 * time.Hour)
+	ds, err = OpenDataset(ctx, dir, datasetSchema, "", &other, &other, Options{})
+	if err != nil {
+		t.Fatalf("a window of 2026-11-21, the link to nothing outside it: %v", err)
+	}
+	defer ds.Close()
+	if len(ds.OutsideWindow) != 0 {
+		t.Errorf("tables with days outside the window %v, want none: the only other day links to nothing", ds.OutsideWindow)
 	}
 }
 
@@ -350,7 +364,7 @@ func TestDatasetBlockPool(t *testing.T) {
 		{"", nil, &day, sizeOf("cluster=/date=*")},
 		{"", nil, &time.Time{}, 0},
 	} {
-		if _, got, err := datasetTableDays(dir, datasetSchema, tc.cluster, tc.from, tc.to); err != nil || got != tc.want {
+		if _, got, _, err := datasetTableDays(dir, datasetSchema, tc.cluster, tc.from, tc.to); err != nil || got != tc.want {
 			t.Errorf("cluster %q from %v to %v: %d bytes, %v; want %d", tc.cluster, tc.from, tc.to, got, err, tc.want)
 		}
 	}

@@ -109,6 +109,10 @@ type DB struct {
 	// Upgraded names the tables and columns (table.column) that Open added to a database an older
 	// kubesift wrote, and Dropped the obsolete columns it dropped.
 	Upgraded, Dropped []string
+	// OutsideWindow names, for a dataset (OpenDataset), the tables of which its cluster has days
+	// outside the window, which the views do not read: a rule without rows of them in the window
+	// says "in the window", as over a database that holds rows of other times.
+	OutsideWindow []string
 	// Derived names the derived tables Open filled for loads that had no rows in them: loads of
 	// an ingest stopped before it derived them (killed, or the database full), or of an older
 	// kubesift (see deriveNewerLoads).
