@@ -81,7 +81,7 @@ func TestResponseRVAtIngestUpgradeAndDataset(t *testing.T) {
 	dir, old := exportWithAnOlderDay(t, db, "response_rv", "2026-11-21")
 	for _, files := range []string{"both days", "the older day only"} {
 		if files == "the older day only" {
-			if err := os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(old)), "date=2026-11-22")); err != nil {
+			if err := os.RemoveAll(filepath.Join(filepath.Dir(old), "date=2026-11-22")); err != nil {
 				t.Fatal(err)
 			}
 			want = want[:3]
