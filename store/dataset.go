@@ -260,17 +260,34 @@ func datasetColumns(t Table) string {
 	return strings.Join(cols, ", ")
 }
 
-// swapIn moves the directory staged to target; an existing target is exchanged with it in one
-// rename (so readers never see the day missing) and then removed with the staging directory.
+// swapIn moves the directory staged to target. An existing target is exchanged with it in one
+// rename, so readers never see the day missing, and then removed with the staging directory. On a
+// file system that cannot exchange two directories (errNoExchange) it takes two renames, the old
+// day moved beside staged first: a reader that lists the days in between misses this one.
 func swapIn(staged, target string) (replaced bool, err error) {
 	if _, err := os.Lstat(target); errors.Is(err, os.ErrNotExist) {
 		return false, os.Rename(staged, target)
 	}
-	if err := exchange(staged, target); err != nil {
+	err = exchange(staged, target)
+	if errors.Is(err, errNoExchange) {
+		old := staged + ".replaced" // in the staging directory: not a day of the dataset
+		if err := os.Rename(target, old); err != nil {
+			return false, err
+		}
+		if err := os.Rename(staged, target); err != nil {
+			return false, errors.Join(err, os.Rename(old, target))
+		}
+		return true, os.RemoveAll(old)
+	}
+	if err != nil {
 		return false, err
 	}
 	return true, os.RemoveAll(staged) // staged now holds the old day
 }
+
+// errNoExchange is exchange's answer on a file system that cannot swap two directories in one
+// rename.
+var errNoExchange = errors.New("the file system cannot exchange two directories in one rename")
 
 // PartitionPath returns the "cluster=…/date=…" directory of a partition, its cluster escaped as
 // DuckDB's partitioned writes escape values (every byte but ASCII letters, digits and -_.~ as %XX),

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubesift/kubesift/internal/testutil"
 )
 
 // The dataset tests' tables: events with a cluster column and the column types a view must
@@ -544,5 +547,63 @@ func TestDatasetFilesSplit(t *testing.T) {
 		if err := db.QueryRowContext(ctx, q).Scan(&others); err != nil || others != 0 {
 			t.Errorf("%s holds %d events of other verbs (%v)", f, others, err)
 		}
+	}
+}
+
+// TestExportDatasetWithoutExchange exports into a FUSE mount (bindfs) that answers renameat2's
+// RENAME_EXCHANGE with EINVAL, as NFS, CephFS and SMB do: the first export of a day renames it
+// into place, and exporting it again replaces it by two renames instead of failing.
+func TestExportDatasetWithoutExchange(t *testing.T) {
+	bindfs := testutil.NeedProgram(t, "apt-get install bindfs", "bindfs")
+	ctx := context.Background()
+	backing, dir := t.TempDir(), t.TempDir()
+	if out, err := exec.Command(bindfs, backing, dir).CombinedOutput(); err != nil {
+		testutil.Missing(t, fmt.Sprintf("bindfs cannot mount (FUSE: /dev/fuse and the right to mount): %v: %s", err, out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if err := exchange(t.TempDir(), t.TempDir()); err != nil {
+		t.Fatalf("exchanging two directories outside the mount: %v", err)
+	}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exchange(a, b); !errors.Is(err, errNoExchange) {
+		t.Fatalf("exchanging two directories in the mount: %v, want errNoExchange", err)
+	}
+
+	db := datasetDB(t)
+	tables := []Table{datasetEvents, datasetLimits}
+	if _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events WHERE audit_id = 'id-0'"); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil)
+	if err != nil {
+		t.Fatalf("exporting the days again: %v", err)
+	}
+	for _, p := range parts {
+		if !p.Replaced {
+			t.Errorf("%+v was not replaced", p)
+		}
+	}
+	ds, err := OpenDataset(ctx, dir, datasetSchema, "prod/eu 1", nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 4 {
+		t.Errorf("cluster prod/eu 1 has %d events after the days were exported again without id-0, want 4", n)
+	}
+	if staging, _ := filepath.Glob(filepath.Join(dir, stagingPrefix+"*")); len(staging) != 0 {
+		t.Errorf("staging left: %v", staging)
 	}
 }
