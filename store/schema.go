@@ -99,7 +99,8 @@ type Table struct {
 
 // FileSplit splits a dataset's day of a table into files by the value of Column: the rows of
 // each of Values in files of their own, part-<value>-<i>.parquet, and the rest, NULL among them,
-// in part-<i>.parquet. Values are parts of file names: lowercase letters (ingest's TestTableMetadata checks them).
+// in part-<i>.parquet. Values are parts of file names: lowercase letters (ingest's
+// TestTableMetadata checks them).
 type FileSplit struct {
 	Column string
 	Values []string
