@@ -560,10 +560,16 @@ func TestExportDatasetWithoutExchange(t *testing.T) {
 	if out, err := exec.Command(bindfs, backing, dir).CombinedOutput(); err != nil {
 		testutil.Missing(t, fmt.Sprintf("bindfs cannot mount (FUSE: /dev/fuse and the right to mount): %v: %s", err, out))
 	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
+	t.Cleanup(func() { // fusermount for a user's mount, umount for root's
+		var errs []string
+		for _, unmount := range [][]string{{"fusermount3", "-u"}, {"fusermount", "-u"}, {"umount"}} {
+			out, err := exec.Command(unmount[0], append(unmount[1:], dir)...).CombinedOutput()
+			if err == nil {
+				return
+			}
+			errs = append(errs, fmt.Sprintf("%s: %v: %s", unmount[0], err, out))
 		}
+		t.Errorf("unmounting %s: %s", dir, strings.Join(errs, "; "))
 	})
 	if err := exchange(t.TempDir(), t.TempDir()); err != nil {
 		t.Fatalf("exchanging two directories outside the mount: %v", err)
