@@ -73,8 +73,9 @@ func DayWindow(since, until *time.Time) (*time.Time, *time.Time) {
 // column (a table without one, or a NULL, goes to cluster "", the unknown cluster). Each (table,
 // cluster, day) directory written replaces the one an earlier export left, atomically: the new
 // files are written into a staging directory under dir and swapped in with one rename, so a
-// reader sees either the old day or the new one. Partitions the export has no rows for are
-// left as they are.
+// reader sees either the old day or the new one (on a file system that cannot exchange two
+// directories, two renames: see swapIn). Partitions the export has no rows for are left as they
+// are.
 func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time) ([]DatasetPartition, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating dataset %s: %w", dir, err)
