@@ -30,8 +30,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			"engines: Hive-partitioned Parquet, DIR/<table>/cluster=<cluster>/date=<YYYY-MM-DD>/part-<i>.parquet\n"+
 			"(zstd; the cluster is the rows' own, the date the UTC day of their time; audit_events in\n"+
 			"files by verb, part-<verb>-<i>.parquet). It writes whole days (--since/--until pick the\n"+
-			"days) and each day it writes replaces that day's files atomically, so a CronJob can export\n"+
-			"the same day again. See docs/dataset.md.\n\n"+
+			"days) and each day it writes replaces that day's files atomically (by two renames on NFS,\n"+
+			"CephFS and SMB), so a CronJob can export the same day again. See docs/dataset.md.\n\n"+
 			"Examples:\n"+
 			"  kubesift export --db pm.duckdb -o parquet --out pm/\n"+
 			"  kubesift export --db pm.duckdb --table audit_events --since 2026-11-21T05:50:00Z -o xlsx --out audit.xlsx\n"+
