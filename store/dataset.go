@@ -171,7 +171,7 @@ type datasetFileGroup struct{ where, pattern string }
 // rules over the recordings replicated to 10M events took 18.3-19.5 s instead of 23.9-25.4 s
 // (15.1-16.6 s from the database), for an export in 69 s instead of 49-60 s (BENCHMARKS.md).
 // Sorting a day's events by kind instead took 6.3 GiB to write, and one COPY partitioned by verb
-// too 87.5 s.
+// took 87.5 s.
 func (t Table) datasetFileGroups() []datasetFileGroup {
 	split := t.DatasetFiles
 	if split == nil {
@@ -182,7 +182,7 @@ func (t Table) datasetFileGroups() []datasetFileGroup {
 	values := make([]string, len(split.Values))
 	for i, v := range split.Values {
 		values[i] = quote(v)
-		groups = append(groups, datasetFileGroup{where: " WHERE " + column + " = " + quote(v), pattern: "part-" + v + "-{i}"})
+		groups = append(groups, datasetFileGroup{where: " WHERE " + column + " = " + values[i], pattern: "part-" + v + "-{i}"})
 	}
 	rest := fmt.Sprintf(" WHERE %s IS NULL OR %s NOT IN (%s)", column, column, strings.Join(values, ", "))
 	return append(groups, datasetFileGroup{where: rest, pattern: "part-{i}"})
