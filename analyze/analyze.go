@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"sort"
 	"strings"
 	"text/template"
 	"time"
@@ -62,7 +61,6 @@ func (rep *Report) Failed() []Outcome {
 type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
-	Findings     []Finding    // sorted: severity (highest first), first_seen, rule, cluster, namespace, name, subject
 	Inputs       []Input      // the tables analysed that hold rows, in schema order
 	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
 	Warnings     []string     // e.g. expired suppressions
@@ -71,6 +69,13 @@ type Report struct {
 	// the caller); the xlsx and markdown reports link to it. "" when none.
 	HTMLReport string
 	spills     []*evidenceSpill // where the findings' evidence is (Close frees them)
+	// findings are a Run's findings, in the order of findingOrder: severity (highest first),
+	// first_seen, rule, cluster, namespace, name, subject. A Sweep's report has them in its
+	// reports' evidence files instead (stored), each report's in that order.
+	findings []Finding
+	stored   []storedFindings
+	// filters drop findings from the report (KeepNamespaces, Suppress) as they are read.
+	filters []func(Finding) bool
 }
 
 // Input is one table the analysis saw, with its row count.
@@ -80,19 +85,31 @@ type Input struct {
 }
 
 // KeepNamespaces drops the findings about objects outside namespaces, and counts again.
-func (rep *Report) KeepNamespaces(namespaces []string) {
-	kept := rep.Findings[:0]
+func (rep *Report) KeepNamespaces(namespaces []string) error {
+	return rep.drop(func(f Finding) bool { return !slices.Contains(namespaces, f.Namespace) }, nil)
+}
+
+// drop leaves out the findings for which drop is true from then on (see Report.cursor), and
+// counts again; dropped, when not nil, is called with each of them once.
+func (rep *Report) drop(drop func(Finding) bool, dropped func(Finding)) error {
 	perRule := map[string]int{}
-	for _, f := range rep.Findings {
-		if slices.Contains(namespaces, f.Namespace) {
-			kept = append(kept, f)
+	err := rep.EachFinding(func(_ int, f Finding) error {
+		if drop(f) {
 			perRule[f.Rule]++
+			if dropped != nil {
+				dropped(f)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	rep.Findings = kept
+	rep.filters = append(rep.filters, drop)
 	for i := range rep.Outcomes {
-		rep.Outcomes[i].Findings = perRule[rep.Outcomes[i].Rule.ID]
+		rep.Outcomes[i].Findings -= perRule[rep.Outcomes[i].Rule.ID]
 	}
+	return nil
 }
 
 // Options set the analysis window and parameter overrides.
@@ -159,31 +176,15 @@ func Run(ctx context.Context, db *store.DB, rs []rules.Rule, opt Options) (*Repo
 				out.Coverage = coverageOf(clusterNames, notEvaluatedIn(db.Schema, clusterNames, perTable, r, out, opt, held), gs)
 			}
 		}
-		rep.Findings = append(rep.Findings, findings...)
+		rep.findings = append(rep.findings, findings...)
 		rep.Outcomes = append(rep.Outcomes, out)
 	}
 	if err := spill.seal(); err != nil {
 		rep.Close()
 		return nil, err
 	}
-	sortFindings(rep.Findings)
+	sortFindings(rep.findings)
 	return rep, nil
-}
-
-// sortFindings orders findings most severe first, then by first seen, rule, namespace, name
-// and subject.
-func sortFindings(findings []Finding) {
-	sort.SliceStable(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		if !a.FirstSeen.Equal(b.FirstSeen) {
-			return a.FirstSeen.Before(b.FirstSeen)
-		}
-		return strings.Join([]string{a.Rule, a.Cluster, a.Namespace, a.Name, a.Subject}, "\x00") <
-			strings.Join([]string{b.Rule, b.Cluster, b.Namespace, b.Name, b.Subject}, "\x00")
-	})
 }
 
 // NotEvaluated is the report of rs evaluated over nothing of cluster, each rule not evaluated

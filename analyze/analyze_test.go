@@ -76,11 +76,11 @@ func TestScenarioGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range rep.Findings {
+			for _, f := range rep.findings {
 				fired[f.Rule] = true
 			}
-			if sc == "healthy" && len(rep.Findings) > 0 {
-				t.Errorf("healthy: %d findings, first %s on %s/%s: %s", len(rep.Findings), rep.Findings[0].Rule, rep.Findings[0].Namespace, rep.Findings[0].Name, rep.Findings[0].Summary)
+			if sc == "healthy" && len(rep.findings) > 0 {
+				t.Errorf("healthy: %d findings, first %s on %s/%s: %s", len(rep.findings), rep.findings[0].Rule, rep.findings[0].Namespace, rep.findings[0].Name, rep.findings[0].Summary)
 			}
 			var got bytes.Buffer
 			if err := WriteContext(context.Background(), &got, rep, "json"); err != nil {
@@ -193,7 +193,7 @@ func TestEvidenceAsTheQueryWroteIt(t *testing.T) {
 	}
 	defer rep.Close()
 	want := map[string]string{"a-json": `[{"z":9007199254740993,"a":"x"}]`, "b-text": `[{"z": 1, "a": [ ]}]`, "c-list": `[{"z":2,"a":null}]`, "d-null": `[]`}
-	for _, f := range rep.Findings {
+	for _, f := range rep.findings {
 		got, err := f.Evidence()
 		if err != nil || string(got) != want[f.Rule] {
 			t.Errorf("%s: evidence %s, %v; want %s", f.Rule, got, err, want[f.Rule])
@@ -224,8 +224,8 @@ func TestFailingRuleKeepsTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Findings) != 2 || rep.Findings[0].Summary != "bad in a.log" {
-		t.Errorf("findings %+v, want a-ok and c-ok", rep.Findings)
+	if len(rep.findings) != 2 || rep.findings[0].Summary != "bad in a.log" {
+		t.Errorf("findings %+v, want a-ok and c-ok", rep.findings)
 	}
 	failed := rep.Failed()
 	if len(failed) != 1 || failed[0].Rule.ID != "b-broken" || !strings.Contains(failed[0].Err.Error(), "out of memory") || failed[0].Evaluated {
@@ -261,13 +261,13 @@ func TestEvidenceFileLeavesNothingBehind(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "kubesift-evidence-*")); len(left) > 0 {
 		t.Errorf("evidence files in $TMPDIR while the report is open: %v", left)
 	}
-	if len(rep.Findings) != 2 {
-		t.Fatalf("%d findings, want 2", len(rep.Findings))
+	if len(rep.findings) != 2 {
+		t.Fatalf("%d findings, want 2", len(rep.findings))
 	}
 	for i, want := range []string{`[{"line":3,"reason":"bad"}]`, `[{"line":7,"reason":"worse"}]`} {
-		got, err := rep.Findings[i].Evidence()
-		if err != nil || string(got) != want || rep.Findings[i].EvidenceCount() != 1 {
-			t.Errorf("finding %d: evidence %s (%d items), %v; want %s", i+1, got, rep.Findings[i].EvidenceCount(), err, want)
+		got, err := rep.findings[i].Evidence()
+		if err != nil || string(got) != want || rep.findings[i].EvidenceCount() != 1 {
+			t.Errorf("finding %d: evidence %s (%d items), %v; want %s", i+1, got, rep.findings[i].EvidenceCount(), err, want)
 		}
 	}
 	var ndjson bytes.Buffer
@@ -280,7 +280,7 @@ func TestEvidenceFileLeavesNothingBehind(t *testing.T) {
 	if err := rep.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rep.Findings[0].Evidence(); err == nil {
+	if _, err := rep.findings[0].Evidence(); err == nil {
 		t.Error("evidence read after the report was closed")
 	}
 	if err := WriteContext(context.Background(), &ndjson, rep, "json"); err == nil {
@@ -360,8 +360,8 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		if err != nil || rep.Outcomes[0].Err != nil {
 			t.Fatalf("%s: %v %v", tc.name, err, rep.Outcomes[0].Err)
 		}
-		if int64(len(rep.Findings)) != want || !strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
-			t.Errorf("%s: %d findings (%s), want %d pieces for %d rows", tc.name, len(rep.Findings), rep.Findings[0].Subject, want, rows)
+		if int64(len(rep.findings)) != want || !strings.HasSuffix(rep.findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+			t.Errorf("%s: %d findings (%s), want %d pieces for %d rows", tc.name, len(rep.findings), rep.findings[0].Subject, want, rows)
 		}
 	}
 	all, _ := db.Schema.RowCount(ctx, db, "audit_events")
@@ -386,9 +386,9 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		if err != nil || rep.Outcomes[0].Err != nil {
 			t.Fatalf("pieces.also of %d rows: %v %v", per, err, rep.Outcomes[0].Err)
 		}
-		if int64(len(rep.Findings)) != want || !strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+		if int64(len(rep.findings)) != want || !strings.HasSuffix(rep.findings[0].Subject, fmt.Sprintf(" of %d", want)) {
 			t.Errorf("pieces.also of %d rows of %d: %d findings (%s), want %d pieces (%d by the audit events)",
-				per, creates, len(rep.Findings), rep.Findings[0].Subject, want, byRows)
+				per, creates, len(rep.findings), rep.findings[0].Subject, want, byRows)
 		}
 	}
 	if per := max(creates/(2*byRows), 1); (creates+per-1)/per <= byRows {
@@ -401,10 +401,10 @@ func TestPiecesFollowTheWindow(t *testing.T) {
 		t.Fatalf("half the memory: %v %v", err, rep.Outcomes[0].Err)
 	}
 	want := rs[0].Pieces.Count(all, 0.5)
-	if want <= rs[0].Pieces.Count(all, 1) || int64(len(rep.Findings)) != want ||
-		!strings.HasSuffix(rep.Findings[0].Subject, fmt.Sprintf(" of %d", want)) {
+	if want <= rs[0].Pieces.Count(all, 1) || int64(len(rep.findings)) != want ||
+		!strings.HasSuffix(rep.findings[0].Subject, fmt.Sprintf(" of %d", want)) {
 		t.Errorf("half the memory: %d findings (%s), want %d pieces for %d rows (%d under the default limit)",
-			len(rep.Findings), rep.Findings[0].Subject, want, all, rs[0].Pieces.Count(all, 1))
+			len(rep.findings), rep.findings[0].Subject, want, all, rs[0].Pieces.Count(all, 1))
 	}
 }
 
@@ -423,8 +423,8 @@ func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
 	if err != nil || roomy.Outcomes[0].Err != nil {
 		t.Fatalf("under the default limit: %v %v", err, roomy.Outcomes[0].Err)
 	}
-	if p := roomy.Outcomes[0].Profile; p.Pieces != 1 || p.Splits != 0 || len(roomy.Findings) == 0 {
-		t.Fatalf("under the default limit: %d pieces, %d split, %d findings", p.Pieces, p.Splits, len(roomy.Findings))
+	if p := roomy.Outcomes[0].Profile; p.Pieces != 1 || p.Splits != 0 || len(roomy.findings) == 0 {
+		t.Fatalf("under the default limit: %d pieces, %d split, %d findings", p.Pieces, p.Splits, len(roomy.findings))
 	}
 	rep, err := Run(ctx, reopen(t, db, "100MB"), rs, Options{Pieces: 1})
 	if err != nil || rep.Outcomes[0].Err != nil {
@@ -433,10 +433,10 @@ func TestPiecesThatRunOutOfMemorySplit(t *testing.T) {
 	if p := rep.Outcomes[0].Profile; p.Splits == 0 || p.Pieces < splitFactor {
 		t.Errorf("under 100MB: %d pieces, %d split; want the one piece split", p.Pieces, p.Splits)
 	}
-	want, _ := json.Marshal(roomy.Findings)
-	got, _ := json.Marshal(rep.Findings)
+	want, _ := json.Marshal(roomy.findings)
+	got, _ := json.Marshal(rep.findings)
 	if !bytes.Equal(got, want) {
-		t.Errorf("the split pieces found %d findings, one piece %d; they differ", len(rep.Findings), len(roomy.Findings))
+		t.Errorf("the split pieces found %d findings, one piece %d; they differ", len(rep.findings), len(roomy.findings))
 	}
 }
 
@@ -510,10 +510,10 @@ func TestPiecesGiveTheSameFindings(t *testing.T) {
 			if err != nil || rep.Outcomes[0].Err != nil {
 				t.Fatalf("%s: %v %v", r.ID, err, rep.Outcomes[0].Err)
 			}
-			if len(rep.Findings) == 0 {
+			if len(rep.findings) == 0 {
 				t.Fatalf("%s finds nothing in samples/", r.ID)
 			}
-			b, _ := json.MarshalIndent(rep.Findings, "", " ")
+			b, _ := json.MarshalIndent(rep.findings, "", " ")
 			got[i] = string(b)
 		}
 		if got[0] != got[1] {

@@ -67,7 +67,7 @@ func coverageOfRule(t *testing.T, rep *Report, id string) Coverage {
 
 func findingObjects(rep *Report, rule string) []string {
 	var out []string
-	for _, f := range rep.Findings {
+	for _, f := range rep.findings {
 		if f.Rule == rule {
 			out = append(out, object(f))
 		}

@@ -7,19 +7,24 @@ import (
 	"github.com/kubesift/kubesift/internal/inorder"
 )
 
-// formatInOrder calls format for each of n items and write with each item's bytes, in the
-// items' order (see inorder.Run): formatting (encoding findings, their evidence read back from the
-// spill file) overlaps with writing (a file or pipe) and with itself.
-func formatInOrder(n int, format func(i int, buf *bytes.Buffer) error, write func(b []byte) error) error {
+// formatInOrder calls format for each finding of rep (with its index) and write with each
+// finding's bytes, in the findings' order (see inorder.Run): formatting (encoding findings, their
+// evidence read back from the spill file) overlaps with writing (a file or pipe) and with itself.
+func formatInOrder(rep *Report, format func(i int, f Finding, buf *bytes.Buffer) error, write func(b []byte) error) error {
+	type item struct {
+		i int
+		f Finding
+	}
 	free := sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	i := 0
-	return inorder.Run(func() (int, bool, error) {
+	next, i := rep.cursor(), 0
+	return inorder.Run(func() (item, bool, error) {
+		f, ok, err := next()
 		i++
-		return i - 1, i <= n, nil
-	}, func(i int) (*bytes.Buffer, error) {
+		return item{i - 1, f}, ok, err
+	}, func(it item) (*bytes.Buffer, error) {
 		buf := free.Get().(*bytes.Buffer)
 		buf.Reset()
-		return buf, format(i, buf)
+		return buf, format(it.i, it.f, buf)
 	}, func(buf *bytes.Buffer) error {
 		defer free.Put(buf)
 		return write(buf.Bytes())

@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// TestFormatInOrder: items formatted on several goroutines, some slower than the ones after
+// TestFormatInOrder: findings formatted on several goroutines, some slower than the ones after
 // them, are written in their order; the first error, of format or of write, stops the writing
 // there and is returned, and every goroutine has ended when it returns.
 func TestFormatInOrder(t *testing.T) {
 	const n = 500
-	format := func(fail int) func(int, *bytes.Buffer) error {
-		return func(i int, buf *bytes.Buffer) error {
+	format := func(fail int) func(int, Finding, *bytes.Buffer) error {
+		return func(i int, _ Finding, buf *bytes.Buffer) error {
 			time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
 			if i == fail {
 				return fmt.Errorf("item %d", i)
@@ -49,7 +49,7 @@ func TestFormatInOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got bytes.Buffer
 			writes := 0
-			err := formatInOrder(n, format(tt.failFormat), func(b []byte) error {
+			err := formatInOrder(&Report{findings: make([]Finding, n)}, format(tt.failFormat), func(b []byte) error {
 				if writes == tt.failWriteAt {
 					return fmt.Errorf("write %d", writes)
 				}
@@ -65,7 +65,7 @@ func TestFormatInOrder(t *testing.T) {
 			}
 		})
 	}
-	if err := formatInOrder(0, nil, func([]byte) error { return errors.New("no items, no writes") }); err != nil {
+	if err := formatInOrder(&Report{}, nil, func([]byte) error { return errors.New("no items, no writes") }); err != nil {
 		t.Errorf("no items: %v", err)
 	}
 	// the formatting goroutines end (those started before an error finish their item)

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +31,8 @@ func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) 
 		return writeJSON(w, rep)
 	case "ndjson":
 		bw := bufio.NewWriter(w)
-		err := formatInOrder(len(rep.Findings), func(i int, buf *bytes.Buffer) error {
-			return json.NewEncoder(buf).Encode(rep.Findings[i])
+		err := formatInOrder(rep, func(_ int, f Finding, buf *bytes.Buffer) error {
+			return json.NewEncoder(buf).Encode(f)
 		}, func(b []byte) error {
 			_, err := bw.Write(b)
 			return err
@@ -42,9 +42,9 @@ func WriteContext(ctx context.Context, w io.Writer, rep *Report, format string) 
 		}
 		return bw.Flush()
 	case "csv":
-		return tabular.CSV(w, FindingsTable(rep.Findings))
+		return tabular.CSV(w, FindingsTable(rep))
 	case "parquet":
-		return tabular.Parquet(ctx, w, FindingsTable(rep.Findings))
+		return tabular.Parquet(ctx, w, FindingsTable(rep))
 	case "xlsx":
 		return writeXLSX(w, rep)
 	case "markdown":
@@ -57,9 +57,21 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // NamesClusters reports whether any finding names its cluster: the reports show a cluster
 // column only then.
-func (rep *Report) NamesClusters() bool {
-	return slices.ContainsFunc(rep.Findings, func(f Finding) bool { return f.Cluster != "" })
+func (rep *Report) NamesClusters() (bool, error) {
+	err := rep.EachFinding(func(_ int, f Finding) error {
+		if f.Cluster != "" {
+			return errFound
+		}
+		return nil
+	})
+	if err == errFound {
+		return true, nil
+	}
+	return false, err
 }
+
+// errFound stops EachFinding at the finding looked for.
+var errFound = errors.New("found")
 
 // object names what a finding is about: namespace/name, or the name alone (nodes, cluster scope).
 func object(f Finding) string {
@@ -91,7 +103,11 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 	}
 	// A CLUSTER column when the evidence names clusters; OBJECT and SUBJECT give it room.
 	objectWidth, subjectWidth := 26, 25
-	if rep.NamesClusters() {
+	namesClusters, err := rep.NamesClusters()
+	if err != nil {
+		return err
+	}
+	if namesClusters {
 		cols = append(cols, col{"CLUSTER", 16, func(f Finding) string { return f.Cluster }})
 		objectWidth, subjectWidth = 18, 15
 	}
@@ -108,9 +124,15 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 	if wide { // widths fit the content instead
 		for i := range cols {
 			cols[i].width = utf8.RuneCountInString(cols[i].title)
-			for _, f := range rep.Findings {
+		}
+		err := rep.EachFinding(func(_ int, f Finding) error {
+			for i := range cols {
 				cols[i].width = max(cols[i].width, utf8.RuneCountInString(cols[i].value(f)))
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	line := func(cells []string) string {
@@ -127,7 +149,7 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		}
 		return strings.TrimRight(b.String(), " ")
 	}
-	if len(rep.Findings) == 0 {
+	if rep.NumFindings() == 0 {
 		fmt.Fprintln(w, "No findings.")
 	} else {
 		titles := make([]string, len(cols))
@@ -135,7 +157,7 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 			titles[i] = c.title
 		}
 		fmt.Fprintln(w, line(titles))
-		for _, f := range rep.Findings {
+		err := rep.EachFinding(func(_ int, f Finding) error {
 			cells := make([]string, len(cols))
 			for i, c := range cols {
 				v := c.value(f)
@@ -149,7 +171,11 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 			if !wide {
 				summary = cut(summary, 120)
 			}
-			fmt.Fprintln(w, summary)
+			_, err := fmt.Fprintln(w, summary)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if len(rep.Suppressed) > 0 {
@@ -198,8 +224,8 @@ func writeJSON(w io.Writer, rep *Report) error {
 		return string(b)
 	}
 	fmt.Fprintf(bw, "{\n  \"since\": %s,\n  \"until\": %s,\n  \"findings\": [", window(rep.Since), window(rep.Until))
-	err := formatInOrder(len(rep.Findings), func(i int, buf *bytes.Buffer) error {
-		f := rep.Findings[i]
+	wrote := false // a finding
+	err := formatInOrder(rep, func(i int, f Finding, buf *bytes.Buffer) error {
 		if i > 0 {
 			buf.WriteString(",")
 		}
@@ -209,13 +235,14 @@ func writeJSON(w io.Writer, rep *Report) error {
 		}
 		return nil
 	}, func(b []byte) error {
+		wrote = true
 		_, err := bw.Write(b)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if len(rep.Findings) > 0 {
+	if wrote {
 		bw.WriteString("\n  ")
 	}
 	bw.WriteString("],\n")
@@ -282,23 +309,20 @@ var asEncodingJSON = []jsontext.Options{jsontext.PreserveRawStrings(true), jsont
 // FindingsTable is the findings as rows of the contract columns, evidence as JSON: the CSV and
 // Parquet reports. The rows are streamed (Table.Scan), each finding's evidence read back as its
 // row is written.
-func FindingsTable(findings []Finding) *tabular.Table {
+func FindingsTable(rep *Report) *tabular.Table {
 	return &tabular.Table{Name: "findings", Columns: []tabular.Column{
 		{Name: "rule", Type: "VARCHAR"}, {Name: "severity", Type: "VARCHAR"}, {Name: "cluster", Type: "VARCHAR"}, {Name: "namespace", Type: "VARCHAR"},
 		{Name: "name", Type: "VARCHAR"}, {Name: "subject", Type: "VARCHAR"}, {Name: "first_seen", Type: "TIMESTAMPTZ"},
 		{Name: "last_seen", Type: "TIMESTAMPTZ"}, {Name: "count", Type: "BIGINT"}, {Name: "summary", Type: "VARCHAR"},
 		{Name: "evidence", Type: "JSON"},
 	}, Scan: func(yield func(row []any) error) error {
-		for _, f := range findings {
+		return rep.EachFinding(func(_ int, f Finding) error {
 			evidence, err := f.Evidence()
 			if err != nil {
 				return err
 			}
-			if err := yield([]any{f.Rule, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
-				f.Count, f.Summary, evidence}); err != nil {
-				return err
-			}
-		}
-		return nil
+			return yield([]any{f.Rule, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject, f.FirstSeen, f.LastSeen,
+				f.Count, f.Summary, evidence})
+		})
 	}}
 }

@@ -24,7 +24,11 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 
 	p("# kubesift report\n\n")
 	p("- Window analysed: %s\n", rep.Window())
-	if first, last, ok := rep.Span(); ok {
+	first, last, ok, err := rep.Span()
+	if err != nil {
+		return err
+	}
+	if ok {
 		p("- Findings from %s to %s\n", rfc3339(first), rfc3339(last))
 	}
 	var inputs []string
@@ -60,20 +64,24 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	}
 
 	p("\n## Findings\n\n")
-	if len(rep.Findings) == 0 {
+	if rep.NumFindings() == 0 {
 		p("No findings.\n")
 	} else {
 		p("| # | severity | rule | cluster | object | subject | first seen | last seen | count |\n|---|---|---|---|---|---|---|---|---|\n")
-		for i, f := range rep.Findings {
+		err := rep.EachFinding(func(i int, f Finding) error {
 			p("| [%d](#finding-%d) | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", i+1, i+1, f.Severity, f.Rule, md(f.Cluster), md(object(f)),
 				md(f.Subject), rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Count)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	ruleOf := map[string]rules.Rule{}
 	for _, o := range rep.Outcomes {
 		ruleOf[o.Rule.ID] = o.Rule
 	}
-	for i, f := range rep.Findings {
+	err = rep.EachFinding(func(i int, f Finding) error {
 		r := ruleOf[f.Rule]
 		p("\n## Finding %d: %s on %s <a id=\"finding-%d\"></a>\n\n", i+1, f.Rule, md(object(f)), i+1)
 		p("**%s**", f.Severity)
@@ -105,6 +113,10 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 		} else {
 			p("None recorded.\n")
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }

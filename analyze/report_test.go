@@ -26,7 +26,7 @@ func TestJSONIsTheEncodedDocument(t *testing.T) {
 		"empty":    {Outcomes: outcomes},
 		"no rules": {},
 		"full": {Since: &since, Until: &until, Outcomes: outcomes, Warnings: []string{"expired"},
-			Findings: []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`),
+			findings: []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`),
 				f("spaced", " [ {\"line sep\": \"a\u2028b\", \"escaped\": \"\\u00e9\\/\\n\", \"list\" : [ ], \"obj\":{}, \"n\": [1, {\"m\": null}]} ]\n")},
 			Suppressed: []Suppressed{{Finding: f("c", `[{"x":[1,2]}]`), Suppression: Suppression{Rule: "r", Object: "ns/c", Expires: until, Reason: "known"}}}},
 	} {
@@ -52,7 +52,7 @@ func encodedDocument(t *testing.T, rep *Report) string {
 		Suppressed []Suppressed `json:"suppressed,omitempty"`
 		Warnings   []string     `json:"warnings,omitempty"`
 		Rules      []jsonRule   `json:"rules"`
-	}{Findings: rep.Findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
+	}{Findings: rep.findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
 	if doc.Findings == nil {
 		doc.Findings = []Finding{}
 	}

@@ -91,7 +91,7 @@ func runCase(ctx context.Context, tf *rules.TestFile, c rules.TestCase, r rules.
 	if failed := rep.Failed(); len(failed) > 0 {
 		return failed[0].Err
 	}
-	return compareFindings(*c.Expect, rep.Findings)
+	return compareFindings(*c.Expect, rep.findings)
 }
 
 // compareFindings pairs every expected match with a distinct finding and reports the matches

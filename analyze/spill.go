@@ -30,19 +30,8 @@ type evidenceSpill struct {
 // add appends raw, a finding's evidence of items items (see countEvidence), and returns where a finding finds it
 // again.
 func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
-	if s.f == nil {
-		f, err := os.CreateTemp("", "kubesift-evidence-*")
-		if err != nil {
-			return evidence{}, fmt.Errorf("creating the file the findings' evidence is kept in: %w", err)
-		}
-		if err := os.Remove(f.Name()); err != nil {
-			f.Close()
-			return evidence{}, fmt.Errorf("unlinking the evidence file %s: %w", f.Name(), err)
-		}
-		s.f = f
-	}
-	if s.w == nil {
-		s.w = bufio.NewWriterSize(s.f, 1<<20)
+	if err := s.open(); err != nil {
+		return evidence{}, err
 	}
 	if _, err := s.w.Write(raw); err != nil {
 		return evidence{}, fmt.Errorf("keeping a finding's evidence in %s: %w", s.f.Name(), err)
@@ -50,6 +39,25 @@ func (s *evidenceSpill) add(raw json.RawMessage, items int) (evidence, error) {
 	ev := evidence{spill: s, offset: s.size, length: len(raw), items: items}
 	s.size += int64(len(raw))
 	return ev, nil
+}
+
+// open creates the file on the first call, and the buffer when seal has let it go.
+func (s *evidenceSpill) open() error {
+	if s.f == nil {
+		f, err := os.CreateTemp("", "kubesift-evidence-*")
+		if err != nil {
+			return fmt.Errorf("creating the file the findings' evidence is kept in: %w", err)
+		}
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return fmt.Errorf("unlinking the evidence file %s: %w", f.Name(), err)
+		}
+		s.f = f
+	}
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(s.f, 1<<20)
+	}
+	return nil
 }
 
 // seal writes out what add buffered and lets the buffer go: a report whose findings are all in

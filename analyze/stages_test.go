@@ -32,12 +32,12 @@ func TestStages(t *testing.T) {
 	if err != nil || rep.Outcomes[0].Err != nil {
 		t.Fatalf("%v %v", err, rep.Outcomes[0].Err)
 	}
-	if int64(len(rep.Findings)) != want {
-		t.Fatalf("%d findings, want one per piece of %d writes: %d", len(rep.Findings), writes, want)
+	if int64(len(rep.findings)) != want {
+		t.Fatalf("%d findings, want one per piece of %d writes: %d", len(rep.findings), writes, want)
 	}
 	var inPieces int64
 	var drawn string
-	for i, f := range rep.Findings {
+	for i, f := range rep.findings {
 		var piece, pieces, n, staged int64
 		var sum string
 		if _, err := fmt.Sscanf(f.Summary, "piece %d of %d: %d of %d writes, drawn %s", &piece, &pieces, &n, &staged, &sum); err != nil {
@@ -134,7 +134,7 @@ func TestLockCandidates(t *testing.T) {
 		t.Fatalf("%v %v", err, rep.Outcomes[0].Err)
 	}
 	reported := map[string]bool{}
-	for _, f := range rep.Findings {
+	for _, f := range rep.findings {
 		reported[f.Cluster+"/"+f.Namespace+"/"+f.Name] = true
 	}
 	if len(reported) == 0 {
@@ -248,8 +248,8 @@ func TestStagesSortedForPieces(t *testing.T) {
 		}
 		var piece, pieces, back, staged int64
 		var drawn string
-		if _, err := fmt.Sscanf(rep.Findings[0].Summary, "piece %d of %d: %d of %d writes, drawn %s", &piece, &pieces, &back, &staged, &drawn); err != nil {
-			t.Fatalf("%s: summary %q: %v", tc.name, rep.Findings[0].Summary, err)
+		if _, err := fmt.Sscanf(rep.findings[0].Summary, "piece %d of %d: %d of %d writes, drawn %s", &piece, &pieces, &back, &staged, &drawn); err != nil {
+			t.Fatalf("%s: summary %q: %v", tc.name, rep.findings[0].Summary, err)
 		}
 		if staged != writes || (back == 0) != tc.sorted || pieces != tc.wantPieces {
 			t.Errorf("%s: in %d pieces %d of %d rows out of order; want them sorted: %v", tc.name, pieces, back, staged, tc.sorted)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,7 +68,7 @@ func ParseSuppressions(name string, data []byte, rs []rules.Rule) ([]Suppression
 
 // Suppress moves the findings that an unexpired suppression matches to rep.Suppressed (and
 // counts again); a suppression expired at now is a warning in rep.Warnings and silences nothing.
-func (rep *Report) Suppress(sups []Suppression, now time.Time) {
+func (rep *Report) Suppress(sups []Suppression, now time.Time) error {
 	var active []Suppression
 	for _, s := range sups {
 		if !now.Before(s.Expires) {
@@ -77,24 +78,13 @@ func (rep *Report) Suppress(sups []Suppression, now time.Time) {
 		}
 		active = append(active, s)
 	}
-	kept := rep.Findings[:0]
-	perRule := map[string]int{}
-	for _, f := range rep.Findings {
-		suppressed := false
-		for _, s := range active {
-			if s.Rule == f.Rule && rules.Glob(s.Object, object(f)) {
-				rep.Suppressed = append(rep.Suppressed, Suppressed{f, s})
-				suppressed = true
-				break
-			}
-		}
-		if !suppressed {
-			kept = append(kept, f)
-			perRule[f.Rule]++
-		}
+	if len(active) == 0 {
+		return nil
 	}
-	rep.Findings = kept
-	for i := range rep.Outcomes {
-		rep.Outcomes[i].Findings = perRule[rep.Outcomes[i].Rule.ID]
+	match := func(f Finding) int {
+		return slices.IndexFunc(active, func(s Suppression) bool { return s.Rule == f.Rule && rules.Glob(s.Object, object(f)) })
 	}
+	return rep.drop(func(f Finding) bool { return match(f) >= 0 }, func(f Finding) {
+		rep.Suppressed = append(rep.Suppressed, Suppressed{f, active[match(f)]})
+	})
 }

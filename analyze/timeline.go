@@ -82,7 +82,7 @@ func RunTimeline(ctx context.Context, db *store.DB, resource, cluster, ns, name 
 		return nil, err
 	}
 	tl.Window = rep.Window()
-	for _, f := range rep.Findings {
+	for _, f := range rep.findings {
 		if f.Cluster == cluster && f.Namespace == ns && (f.Name == name || strings.HasPrefix(f.Name, resource)) {
 			tl.Rows.Rows = append(tl.Rows.Rows, []any{f.FirstSeen, "finding", f.Rule, string(f.Severity), f.Summary, "", f.Subject})
 		}

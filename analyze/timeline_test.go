@@ -44,11 +44,11 @@ func TestTimelineReadsFlappingsObservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(rep.Findings, func(f Finding) bool {
+	i := slices.IndexFunc(rep.findings, func(f Finding) bool {
 		return f.Rule == "endpoint-flapping" && f.Namespace == "shop" && f.Name == "cart"
 	})
 	if i < 0 {
-		t.Fatalf("no endpoint-flapping finding on shop/cart: %+v", rep.Findings)
+		t.Fatalf("no endpoint-flapping finding on shop/cart: %+v", rep.findings)
 	}
 	var addresses []struct {
 		IP, Source string
@@ -57,7 +57,7 @@ func TestTimelineReadsFlappingsObservations(t *testing.T) {
 			Line            int
 		}
 	}
-	evidence, err := rep.Findings[i].Evidence()
+	evidence, err := rep.findings[i].Evidence()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,9 +247,13 @@ func (f *analyzeFlags) analyzeAndReport(ctx context.Context, w io.Writer, db *st
 func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a *analysis, rep *analyze.Report) error {
 	rep.Version = Version
 	if len(f.namespaces) > 0 {
-		rep.KeepNamespaces(f.namespaces)
+		if err := rep.KeepNamespaces(f.namespaces); err != nil {
+			return err
+		}
 	}
-	rep.Suppress(a.sups, a.now)
+	if err := rep.Suppress(a.sups, a.now); err != nil {
+		return err
+	}
 	if f.html != "" {
 		if err := writeFile(f.html, "html", f.output.force, func(w io.Writer) error { return writeReport(ctx, w, db, rep, "html", f.htmlCharts) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
@@ -267,10 +271,14 @@ func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a 
 		return exitError{ExitPartial, fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
 	}
 	if a.failOn != "" {
+		bySeverity, err := rep.BySeverity()
+		if err != nil {
+			return err
+		}
 		n := 0
-		for _, fd := range rep.Findings {
-			if fd.Severity.Rank() >= a.failOn.Rank() {
-				n++
+		for sev, count := range bySeverity {
+			if sev.Rank() >= a.failOn.Rank() {
+				n += count
 			}
 		}
 		if n > 0 {
@@ -401,12 +409,9 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 		return usagef("the HTML report draws the charts of one cluster: add --cluster to -o html or --html (the dataset has %s)", someClusters(clusters))
 	}
 	from, to := readDays(a)
-	var reps []*analyze.Report
-	defer func() {
-		for _, rep := range reps {
-			rep.Close()
-		}
-	}()
+	// each cluster's findings are kept on disk as soon as its rules have run (see analyze.Sweep)
+	var sweep analyze.Sweep
+	defer sweep.Close()
 	// the cluster's database when there is one cluster, open until the report is written (-o
 	// html's charts read it); a sweep closes each cluster's before it opens the next: kept open
 	// through the next cluster's analysis, its memory (the block pool) was still held then, and a
@@ -429,7 +434,9 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			}
 			// the other clusters are analysed and reported; this one's rules say why they are not
 			unread = append(unread, err)
-			reps = append(reps, analyze.NotEvaluated(a.rules, cl, "failed: "+err.Error()))
+			if err := sweep.Add(analyze.NotEvaluated(a.rules, cl, "failed: "+err.Error())); err != nil {
+				return err
+			}
 			if log := e.logWriter(c.quiet); log != nil {
 				fmt.Fprintf(log, "kubesift analyze: %v; the other clusters are analysed\n", err)
 			}
@@ -442,18 +449,21 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			return fmt.Errorf("cluster %q: %w", cl, err)
 		}
 		read++
-		reps = append(reps, rep)
 		if f.profile {
 			fmt.Fprintf(e.stderr, "cluster %q:\n", cl)
 			if err := rep.WriteProfile(e.stderr); err != nil {
+				rep.Close()
 				return err
 			}
+		}
+		if err := sweep.Add(rep); err != nil {
+			return fmt.Errorf("cluster %q: %w", cl, err)
 		}
 	}
 	if read == 0 {
 		return fmt.Errorf("no cluster of dataset %s could be read: %w", dir, errors.Join(unread...))
 	}
-	err = f.report(ctx, e.stdout, last, a, analyze.Merge(reps))
+	err = f.report(ctx, e.stdout, last, a, sweep.Report())
 	if len(unread) == 0 {
 		return err
 	}
@@ -546,7 +556,7 @@ func (f *analyzeFlags) analyzeDatasetPartition(ctx context.Context, e *env, c *c
 // reject a partition key that is also a column in the files; DuckDB and Spark read it from the
 // path.
 func partitionFindings(rep *analyze.Report) *tabular.Table {
-	t := analyze.FindingsTable(rep.Findings)
+	t := analyze.FindingsTable(rep)
 	i := slices.IndexFunc(t.Columns, func(c tabular.Column) bool { return c.Name == "cluster" })
 	t.Columns = slices.Delete(t.Columns, i, i+1)
 	scan := t.Scan

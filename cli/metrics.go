@@ -23,9 +23,17 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 	gauge("kubesift_findings", "Findings of the last run by cluster, rule and severity.")
 	// Every rule and severity has a series (0 without findings) in every cluster the findings name,
 	// or in cluster "" when none does.
+	found := map[[3]string]int{}
+	err := rep.EachFinding(func(_ int, f analyze.Finding) error {
+		found[[3]string{f.Cluster, f.Rule, string(f.Severity)}]++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
 	clusters := map[string]bool{}
-	for _, f := range rep.Findings {
-		clusters[f.Cluster] = true
+	for k := range found {
+		clusters[k[0]] = true
 	}
 	if len(clusters) == 0 {
 		clusters[""] = true
@@ -38,8 +46,8 @@ func writeMetrics(path string, s *runSummary, rep *analyze.Report, counts []stor
 			}
 		}
 	}
-	for _, f := range rep.Findings {
-		byRule[[3]string{f.Cluster, f.Rule, string(f.Severity)}]++
+	for k, n := range found {
+		byRule[k] += n
 	}
 	keys := make([][3]string, 0, len(byRule))
 	for k := range byRule {

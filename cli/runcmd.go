@@ -100,7 +100,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if loadErr != nil && analyzeErr != nil {
 		runErr = exitError{exitCode(runErr), fmt.Errorf("%w\n%w", analyzeErr, loadErr)}
 	}
-	s := newRunSummary(started, ingested, results, rep, pruned, exitCode(runErr))
+	bySeverity, err := rep.BySeverity()
+	if err != nil {
+		return worst(runErr, err)
+	}
+	s := newRunSummary(started, ingested, results, rep, bySeverity, pruned, exitCode(runErr))
 	if err := r.record(ctx, e, db, s, rep, counts); err != nil {
 		return err
 	}
@@ -281,15 +285,12 @@ type runSummary struct {
 	ExitCode     int              `json:"exit_code"`
 }
 
-func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep *analyze.Report, pruned map[string]int64, exit int) *runSummary {
+func newRunSummary(started, ingested time.Time, results []ingest.FileResult, rep *analyze.Report, bySeverity map[rules.Severity]int, pruned map[string]int64, exit int) *runSummary {
 	s := &runSummary{Msg: "kubesift run", Started: started.UTC(), Since: rep.Since, Until: rep.Until, Pruned: pruned,
 		IngestMs: ingested.Sub(started).Milliseconds(), AnalyzeMs: time.Since(ingested).Milliseconds(), ExitCode: exit,
 		Findings: map[string]int{}}
 	for _, sev := range rules.Severities {
-		s.Findings[string(sev)] = 0
-	}
-	for _, f := range rep.Findings {
-		s.Findings[string(f.Severity)]++
+		s.Findings[string(sev)] = bySeverity[sev]
 	}
 	for _, r := range results {
 		switch {

@@ -366,8 +366,12 @@ func loadPackaged(t *testing.T, rs []rules.Rule, p packaging, evs []map[string]a
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := rep.AllFindings()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, f := range rep.Findings {
+	for _, f := range all {
 		got = append(got, strings.Join([]string{f.Rule, string(f.Severity), f.Namespace, f.Name, f.Subject, f.Summary}, " | "))
 	}
 	t.Logf("%s: %d events in, %d rows out, %d findings", p.name, want, res[0].Rows, len(got))

@@ -17,9 +17,16 @@ import (
 // a section, each chart drawn from the finding's evidence or, for a chart with a query, from
 // queried[finding][chart] (see buildDoc); the others are listed.
 func Build(rep *analyze.Report, queried [][]json.RawMessage, chartsPerRule int) (*Document, error) {
-	doc, byID := header(rep, chartsPerRule)
+	doc, byID, err := header(rep, chartsPerRule)
+	if err != nil {
+		return nil, err
+	}
+	all, err := rep.AllFindings()
+	if err != nil {
+		return nil, err
+	}
 	hasSection := charted(chartsPerRule)
-	for i, f := range rep.Findings {
+	for i, f := range all {
 		if !hasSection(f) {
 			doc.Listed = append(doc.Listed, overview(byID, i, f))
 			continue
@@ -50,9 +57,10 @@ func buildDoc(t testing.TB, ctx context.Context, db *store.DB, rep *analyze.Repo
 	t.Helper()
 	charts := analyze.NewCharts(ctx, db, rep)
 	defer charts.Close()
-	queried := make([][]json.RawMessage, len(rep.Findings))
+	all := findingsOf(t, rep)
+	queried := make([][]json.RawMessage, len(all))
 	hasSection := charted(chartsPerRule)
-	for i, f := range rep.Findings {
+	for i, f := range all {
 		if !hasSection(f) {
 			continue
 		}
@@ -66,4 +74,14 @@ func buildDoc(t testing.TB, ctx context.Context, db *store.DB, rep *analyze.Repo
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// findingsOf returns rep's findings.
+func findingsOf(t testing.TB, rep *analyze.Report) []analyze.Finding {
+	t.Helper()
+	all, err := rep.AllFindings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }

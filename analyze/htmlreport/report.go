@@ -88,8 +88,12 @@ type Evidence struct {
 }
 
 // header is the page's data without the findings, and the rules by id.
-func header(rep *analyze.Report, chartsPerRule int) (*Document, map[string]rules.Rule) {
-	doc := &Document{Window: rep.Window(), Version: rep.Version, Cuts: cuts(rep, chartsPerRule)}
+func header(rep *analyze.Report, chartsPerRule int) (*Document, map[string]rules.Rule, error) {
+	cuts, err := cuts(rep, chartsPerRule)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc := &Document{Window: rep.Window(), Version: rep.Version, Cuts: cuts}
 	for _, in := range rep.Inputs {
 		doc.Inputs = append(doc.Inputs, Input{in.Table, in.Rows})
 	}
@@ -100,18 +104,19 @@ func header(rep *analyze.Report, chartsPerRule int) (*Document, map[string]rules
 		cov.Status, cov.Reason = o.CoverageSummary()
 		doc.Coverage = append(doc.Coverage, cov)
 	}
-	if first, last, ok := rep.Span(); ok {
+	first, last, ok, err := rep.Span()
+	if ok {
 		doc.Span = stamp(first) + " to " + stamp(last)
 	}
-	return doc, byID
+	return doc, byID, err
 }
 
 // cuts are the rules of rep with more findings than chartsPerRule, in the order of their first
 // finding.
-func cuts(rep *analyze.Report, chartsPerRule int) []Cut {
+func cuts(rep *analyze.Report, chartsPerRule int) ([]Cut, error) {
 	var out []Cut
 	at := map[string]int{}
-	for _, f := range rep.Findings {
+	err := rep.EachFinding(func(_ int, f analyze.Finding) error {
 		i, ok := at[f.Rule]
 		if !ok {
 			i = len(out)
@@ -119,6 +124,10 @@ func cuts(rep *analyze.Report, chartsPerRule int) []Cut {
 			out = append(out, Cut{Rule: f.Rule})
 		}
 		out[i].Findings++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	kept := out[:0]
 	for _, c := range out {
@@ -127,7 +136,7 @@ func cuts(rep *analyze.Report, chartsPerRule int) []Cut {
 			kept = append(kept, c)
 		}
 	}
-	return kept
+	return kept, nil
 }
 
 // charted tells, finding by finding in report order, whether it gets a section: the first
@@ -244,42 +253,55 @@ func renderPage(w io.Writer, p pageData) error {
 // before the next, so the page's size does not have to fit in memory; the page says which rules
 // have more, and lists those others in a table with their summary, without evidence or charts.
 func WriteReport(w io.Writer, rep *analyze.Report, chartRows func(analyze.Finding) ([]json.RawMessage, error), chartsPerRule int) error {
-	doc, byID := header(rep, chartsPerRule)
-	var sectionErr error
+	doc, byID, err := header(rep, chartsPerRule)
+	if err != nil {
+		return err
+	}
+	// the iterators stop at the first error, which the page's end returns
+	var readErr error
+	each := func(fn func(i int, f analyze.Finding) bool) {
+		err := rep.EachFinding(func(i int, f analyze.Finding) error {
+			if !fn(i, f) {
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			readErr = errors.Join(readErr, err)
+		}
+	}
 	sections := func(yield func(Finding) bool) {
 		hasSection := charted(chartsPerRule)
-		for i, f := range rep.Findings {
+		each(func(i int, f analyze.Finding) bool {
 			if !hasSection(f) {
-				continue
+				return true
 			}
 			queried, err := chartRows(f)
 			if err == nil {
 				var fv Finding
 				if fv, err = section(byID, i, f, queried); err == nil {
-					if !yield(fv) {
-						return
-					}
-					continue
+					return yield(fv)
 				}
 			}
-			sectionErr = fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err)
-			return
-		}
+			readErr = errors.Join(readErr, fmt.Errorf("finding %d (%s on %s): %w", i+1, f.Rule, object(f), err))
+			return false
+		})
 	}
 	overviews := func(listed bool) iter.Seq[Finding] {
 		return func(yield func(Finding) bool) {
 			hasSection := charted(chartsPerRule)
-			for i, f := range rep.Findings {
+			each(func(i int, f analyze.Finding) bool {
 				if listed && hasSection(f) {
-					continue
+					return true
 				}
-				if !yield(overview(byID, i, f)) {
-					return
-				}
-			}
+				return yield(overview(byID, i, f))
+			})
 		}
 	}
-	err := renderPage(w, pageData{Document: doc, HasFindings: len(rep.Findings) > 0, HasListed: len(doc.Cuts) > 0,
+	err = renderPage(w, pageData{Document: doc, HasFindings: rep.NumFindings() > 0, HasListed: len(doc.Cuts) > 0,
 		Overview: overviews(false), Sections: sections, ListedSeq: overviews(true)})
-	return errors.Join(sectionErr, err)
+	return errors.Join(readErr, err)
 }
+
+// errStop stops EachFinding where an iterator's consumer stopped.
+var errStop = errors.New("stop")

@@ -27,10 +27,11 @@ func BenchmarkReport100kEvidenceRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep := &analyze.Report{Findings: []analyze.Finding{f}}
+	var outcomes []analyze.Outcome
 	for _, r := range rs {
-		rep.Outcomes = append(rep.Outcomes, analyze.Outcome{Rule: r, Evaluated: true})
+		outcomes = append(outcomes, analyze.Outcome{Rule: r, Evaluated: true})
 	}
+	rep := analyze.NewReport(outcomes, []analyze.Finding{f})
 	var size int64
 	for b.Loop() {
 		w := &countingWriter{}

@@ -140,12 +140,16 @@ func TestWatchStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := rep.AllFindings()
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[string]analyze.Finding{}
-	for _, f := range rep.Findings {
+	for _, f := range all {
 		got[f.Namespace] = f
 	}
-	if len(got) != 2 || len(rep.Findings) != 2 {
-		t.Fatalf("findings %+v, want team-2 and team-3", rep.Findings)
+	if len(got) != 2 || len(all) != 2 {
+		t.Fatalf("findings %+v, want team-2 and team-3", all)
 	}
 	if f := got["team-2"]; f.Count != int64(backwards["team-2"]) || !strings.Contains(f.Summary, "went backwards") {
 		t.Errorf("team-2: count %d, summary %q; want %d backwards", f.Count, f.Summary, backwards["team-2"])
