@@ -262,7 +262,7 @@ func TestRulePlansOverADataset(t *testing.T) {
 	ctx := context.Background()
 	db := scenarioDB(t, "samples", ingest.Options{})
 	dir := filepath.Join(t.TempDir(), "dataset")
-	if _, err := db.ExportDataset(ctx, dir, ingest.Schema().DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, dir, ingest.Schema().DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	window := plannerOver(t, db)

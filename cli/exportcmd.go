@@ -249,13 +249,22 @@ func exportDataset(ctx context.Context, e *env, fs *pflag.FlagSet, c *commonFlag
 	defer db.Close()
 	stale, err := store.RemoveStaleStaging(dir, time.Now())
 	for _, s := range stale {
+		if s.Err != nil {
+			fmt.Fprintf(c.stderr, "kubesift: warning: could not remove %s, left by an export that stopped: %v; it holds no day of the dataset, and the export goes on\n",
+				s.Dir, s.Err)
+			continue
+		}
 		fmt.Fprintf(c.stderr, "kubesift: removed %s (%s), left by an export that stopped; nothing was written in it for %s\n",
 			s.Dir, humanize.IBytes(uint64(s.Bytes)), time.Since(s.LastWrite).Round(time.Minute))
 	}
 	if err != nil {
 		return err
 	}
-	parts, err := db.ExportDataset(ctx, dir, chosen, since, until)
+	parts, left, err := db.ExportDataset(ctx, dir, chosen, since, until)
+	for _, l := range left {
+		fmt.Fprintf(c.stderr, "kubesift: warning: could not remove the staging directory %s: %v; it holds no day of the dataset, and an export removes it once nothing was written in it for %d hours\n",
+			l.Dir, l.Err, int(store.StaleStagingAge.Hours()))
+	}
 	if log := e.logWriter(c.quiet); log != nil {
 		for _, p := range parts {
 			verb := "written"

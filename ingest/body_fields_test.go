@@ -141,7 +141,7 @@ func TestBodyFieldsAtIngestUpgradeAndDataset(t *testing.T) {
 
 	// a dataset whose every file has the column: the view reads it as stored, not the bodies
 	newer := t.TempDir()
-	if _, err := db.ExportDataset(ctx, newer, Schema().DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, newer, Schema().DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	current, err := store.OpenDataset(ctx, newer, Schema(), "", nil, nil, store.Options{})
@@ -199,7 +199,7 @@ func exportWithAnOlderDay(t *testing.T, db *store.DB, column, day string) (dir, 
 	t.Helper()
 	ctx := context.Background()
 	dir = t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, dir, Schema().DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	old, err := filepath.Glob(filepath.Join(dir, "audit_events", "cluster=*", "date="+day, "*.parquet"))

@@ -75,45 +75,57 @@ func DayWindow(since, until *time.Time) (*time.Time, *time.Time) {
 // files are written into a staging directory under dir and swapped in with one rename, so a
 // reader sees either the old day or the new one (on a file system that cannot exchange two
 // directories, two renames: see swapIn). Partitions the export has no rows for are left as they
-// are.
-func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time) ([]DatasetPartition, error) {
+// are. It returns the partitions written and the staging directories it could not remove, which
+// hold no day of the dataset (see LeftStaging).
+func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, since, until *time.Time) (written []DatasetPartition, left []LeftStaging, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating dataset %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("creating dataset %s: %w", dir, err)
 	}
 	since, until = DayWindow(since, until)
-	var written []DatasetPartition
 	for _, t := range tables {
 		if t.TimeColumn == "" || t.Evidence == "" {
-			return written, fmt.Errorf("table %s has no evidence time and is not part of a dataset", t.Name)
+			return written, left, fmt.Errorf("table %s has no evidence time and is not part of a dataset", t.Name)
 		}
-		parts, err := db.exportDatasetTable(ctx, dir, t, since, until)
-		written = append(written, parts...)
+		parts, kept, err := db.exportDatasetTable(ctx, dir, t, since, until)
+		written, left = append(written, parts...), append(left, kept...)
 		if err != nil {
-			return written, fmt.Errorf("exporting %s into dataset %s: %w", t.Name, dir, err)
+			return written, left, fmt.Errorf("exporting %s into dataset %s: %w", t.Name, dir, err)
 		}
 	}
-	return written, nil
+	return written, left, nil
+}
+
+// LeftStaging is a staging directory that an export could not remove after it swapped its days
+// in, and why: on NFS, a reader on the same node that still holds the replaced day's files open
+// keeps them (as .nfs… files) until it closes them. The days are in place; the staging directory
+// holds no day of the dataset, and RemoveStaleStaging removes it once it is stale.
+type LeftStaging struct {
+	Dir string
+	Err error
 }
 
 // stagingPrefix names the staging directories ExportDataset writes a table's days into, under the
 // dataset's root, before it swaps them in.
 const stagingPrefix = ".staging-"
 
-// staleStagingAge is how long a staging directory under a dataset's root may go without a write
+// StaleStagingAge is how long a staging directory under a dataset's root may go without a write
 // before RemoveStaleStaging takes it for one that an export killed before it finished left
 // behind (a pod killed for memory, a drained node): an export writes its files within minutes.
-const staleStagingAge = 6 * time.Hour
+const StaleStagingAge = 6 * time.Hour
 
 // StaleStaging is a staging directory an export left behind.
 type StaleStaging struct {
 	Dir       string
 	Bytes     int64
 	LastWrite time.Time
+	Err       error // why it could not be read or removed; nil when it was removed
 }
 
 // RemoveStaleStaging removes the staging directories under the dataset dir in which nothing was
-// written for staleStagingAge before now, and returns them. The exports that run beside it (a
-// CronJob per cluster into one dataset) keep theirs: they are written to as they run.
+// written for StaleStagingAge before now, and returns them, those it could not read or remove
+// with why (Err): they hold no day of the dataset, so an export goes on beside them. The
+// exports that run beside it (a CronJob per cluster into one dataset) keep theirs: they are
+// written to as they run. It fails only when dir cannot be read.
 func RemoveStaleStaging(dir string, now time.Time) ([]StaleStaging, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -147,14 +159,13 @@ func RemoveStaleStaging(dir string, now time.Time) ([]StaleStaging, error) {
 		if errors.Is(err, os.ErrNotExist) { // its export finished while it was read
 			continue
 		}
-		if err != nil {
-			return removed, fmt.Errorf("reading %s: %w", stale.Dir, err)
-		}
-		if now.Sub(stale.LastWrite) < staleStagingAge {
+		switch {
+		case err != nil:
+			stale.Err = fmt.Errorf("reading it: %w", err)
+		case now.Sub(stale.LastWrite) < StaleStagingAge:
 			continue
-		}
-		if err := os.RemoveAll(stale.Dir); err != nil {
-			return removed, fmt.Errorf("removing %s, left by an export that stopped: %w", stale.Dir, err)
+		default:
+			stale.Err = os.RemoveAll(stale.Dir)
 		}
 		removed = append(removed, stale)
 	}
@@ -188,12 +199,16 @@ func (t Table) datasetFileGroups() []datasetFileGroup {
 	return append(groups, datasetFileGroup{where: rest, pattern: "part-{i}"})
 }
 
-func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time) (written []DatasetPartition, err error) {
+func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since, until *time.Time) (written []DatasetPartition, left []LeftStaging, err error) {
 	stage, err := os.MkdirTemp(dir, stagingPrefix)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer func() { err = errors.Join(err, os.RemoveAll(stage)) }()
+	defer func() {
+		if err := os.RemoveAll(stage); err != nil {
+			left = append(left, LeftStaging{stage, err})
+		}
+	}()
 	clusterExpr := "''"
 	if t.HasColumn("cluster") {
 		clusterExpr = "coalesce(cluster, '')"
@@ -204,11 +219,11 @@ func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since
 	// preserve_insertion_order is off for ROW_GROUP_SIZE_BYTES; a dataset has no row order.
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "SET preserve_insertion_order = false"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.ExecContext(ctx, "RESET preserve_insertion_order")
 	for _, g := range t.datasetFileGroups() {
@@ -216,33 +231,33 @@ func (db *DB) exportDatasetTable(ctx context.Context, dir string, t Table, since
 		copyStmt := fmt.Sprintf(`COPY (SELECT * FROM (%s)%s) TO %s (FORMAT parquet, PARTITION_BY (%s), OVERWRITE_OR_IGNORE, COMPRESSION zstd, FILENAME_PATTERN '%s', ROW_GROUP_SIZE %d, ROW_GROUP_SIZE_BYTES '%s')`,
 			query, g.where, quote(staged), strings.Join(DatasetPartitionKeys, ", "), g.pattern, datasetRowGroupRows, datasetRowGroupBytes)
 		if _, err := conn.ExecContext(ctx, copyStmt); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	days, err := filepath.Glob(filepath.Join(staged, "cluster=*", "date=*"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, day := range days {
 		rel, err := filepath.Rel(staged, day)
 		if err != nil {
-			return written, err
+			return written, nil, err
 		}
 		target := filepath.Join(dir, t.Name, rel)
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return written, err
+			return written, nil, err
 		}
 		replaced, err := swapIn(day, target)
 		if err != nil {
-			return written, fmt.Errorf("replacing %s: %w", target, err)
+			return written, nil, fmt.Errorf("replacing %s: %w", target, err)
 		}
 		c, d, err := partitionValues(rel)
 		if err != nil {
-			return written, err
+			return written, nil, err
 		}
 		written = append(written, DatasetPartition{Table: t.Name, Cluster: c, Date: d, Replaced: replaced})
 	}
-	return written, nil
+	return written, nil, nil
 }
 
 // datasetColumns lists t's columns for a dataset file: all but the partition keys, which are
@@ -279,12 +294,22 @@ func swapIn(staged, target string) (replaced bool, err error) {
 		if err := os.Rename(staged, target); err != nil {
 			return false, errors.Join(err, os.Rename(old, target))
 		}
-		return true, os.RemoveAll(old)
+		removeReplaced(old)
+		return true, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return true, os.RemoveAll(staged) // staged now holds the old day
+	removeReplaced(staged) // staged now holds the old day
+	return true, nil
+}
+
+// removeReplaced removes the copy of a day that an export replaced, in its staging directory, as
+// soon as it is out of the dataset, so that an export of many days does not hold the old copy of
+// each until its end. What cannot be removed yet stays in the staging directory, whose removal
+// reports it (LeftStaging).
+func removeReplaced(old string) {
+	_ = os.RemoveAll(old)
 }
 
 // errNoExchange is exchange's answer on a file system that cannot swap two directories in one

@@ -84,7 +84,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	db := datasetDB(t)
 	dir := t.TempDir()
 	tables := []Table{datasetEvents, datasetLimits}
-	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil)
+	parts, _, err := db.ExportDataset(ctx, dir, tables, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestExportDatasetLayoutAndReplace(t *testing.T) {
 	}
 	since := time.Date(2026, 11, 21, 23, 30, 0, 0, time.UTC)
 	until := since.Add(10 * time.Minute)
-	parts, err = db.ExportDataset(ctx, dir, tables, &since, &until)
+	parts, _, err = db.ExportDataset(ctx, dir, tables, &since, &until)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func exportedDataset(t *testing.T) (*DB, string) {
 	t.Helper()
 	db := datasetDB(t)
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(context.Background(), dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(context.Background(), dir, datasetSchema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return db, dir
@@ -412,7 +412,7 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -448,12 +448,12 @@ func TestDatasetLaterDaysOfTheWindow(t *testing.T) {
 }
 
 // TestRemoveStaleStaging: the staging directory of an export killed before it finished is removed
-// once nothing was written in it for staleStagingAge; one an export is writing into (a file written
+// once nothing was written in it for StaleStagingAge; one an export is writing into (a file written
 // lately, whatever the directories' times) is kept.
 func TestRemoveStaleStaging(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	old := now.Add(-staleStagingAge - time.Minute)
+	old := now.Add(-StaleStagingAge - time.Minute)
 	write := func(path string, at time.Time) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -514,7 +514,7 @@ func TestDatasetFilesSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, dir, schema.DatasetTables(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -554,23 +554,8 @@ func TestDatasetFilesSplit(t *testing.T) {
 // RENAME_EXCHANGE with EINVAL, as NFS, CephFS and SMB do: the first export of a day renames it
 // into place, and exporting it again replaces it by two renames instead of failing.
 func TestExportDatasetWithoutExchange(t *testing.T) {
-	bindfs := testutil.NeedProgram(t, "apt-get install bindfs", "bindfs")
 	ctx := context.Background()
-	backing, dir := t.TempDir(), t.TempDir()
-	if out, err := exec.Command(bindfs, backing, dir).CombinedOutput(); err != nil {
-		testutil.Missing(t, fmt.Sprintf("bindfs cannot mount (FUSE: /dev/fuse and the right to mount): %v: %s", err, out))
-	}
-	t.Cleanup(func() { // fusermount for a user's mount, umount for root's
-		var errs []string
-		for _, unmount := range [][]string{{"fusermount3", "-u"}, {"fusermount", "-u"}, {"umount"}} {
-			out, err := exec.Command(unmount[0], append(unmount[1:], dir)...).CombinedOutput()
-			if err == nil {
-				return
-			}
-			errs = append(errs, fmt.Sprintf("%s: %v: %s", unmount[0], err, out))
-		}
-		t.Errorf("unmounting %s: %s", dir, strings.Join(errs, "; "))
-	})
+	dir := bindfsMount(t)
 	if err := exchange(t.TempDir(), t.TempDir()); err != nil {
 		t.Fatalf("exchanging two directories outside the mount: %v", err)
 	}
@@ -586,13 +571,13 @@ func TestExportDatasetWithoutExchange(t *testing.T) {
 
 	db := datasetDB(t)
 	tables := []Table{datasetEvents, datasetLimits}
-	if _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
+	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events WHERE audit_id = 'id-0'"); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := db.ExportDataset(ctx, dir, tables, nil, nil)
+	parts, _, err := db.ExportDataset(ctx, dir, tables, nil, nil)
 	if err != nil {
 		t.Fatalf("exporting the days again: %v", err)
 	}
@@ -611,5 +596,79 @@ func TestExportDatasetWithoutExchange(t *testing.T) {
 	}
 	if staging, _ := filepath.Glob(filepath.Join(dir, stagingPrefix+"*")); len(staging) != 0 {
 		t.Errorf("staging left: %v", staging)
+	}
+}
+
+// bindfsMount mounts a temporary directory with bindfs (FUSE) and options, and returns the mount:
+// like NFS, CephFS and SMB, it cannot exchange two directories in one rename.
+func bindfsMount(t *testing.T, options ...string) string {
+	bindfs := testutil.NeedProgram(t, "apt-get install bindfs", "bindfs")
+	backing, dir := t.TempDir(), t.TempDir()
+	if out, err := exec.Command(bindfs, append(options, backing, dir)...).CombinedOutput(); err != nil {
+		testutil.Missing(t, fmt.Sprintf("bindfs cannot mount (FUSE: /dev/fuse and the right to mount): %v: %s", err, out))
+	}
+	t.Cleanup(func() { // fusermount for a user's mount, umount for root's
+		var errs []string
+		for _, unmount := range [][]string{{"fusermount3", "-u"}, {"fusermount", "-u"}, {"umount"}} {
+			out, err := exec.Command(unmount[0], append(unmount[1:], dir)...).CombinedOutput()
+			if err == nil {
+				return
+			}
+			errs = append(errs, fmt.Sprintf("%s: %v: %s", unmount[0], err, out))
+		}
+		t.Errorf("unmounting %s: %s", dir, strings.Join(errs, "; "))
+	})
+	return dir
+}
+
+// TestExportDatasetWhereTheOldDayStays exports a day again where the replaced day cannot be
+// removed, as on NFS while a reader on the same node holds its files open (here a bindfs mount
+// that denies every removal): the day is replaced all the same and the export succeeds, the
+// staging directories it could not remove listed; RemoveStaleStaging later reports that it cannot
+// remove them either, without failing, and the next export goes on.
+func TestExportDatasetWhereTheOldDayStays(t *testing.T) {
+	ctx := context.Background()
+	dir := bindfsMount(t, "--delete-deny")
+	db := datasetDB(t)
+	tables := []Table{datasetEvents, datasetLimits}
+	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events WHERE audit_id = 'id-0'"); err != nil {
+		t.Fatal(err)
+	}
+	parts, left, err := db.ExportDataset(ctx, dir, tables, nil, nil)
+	if err != nil {
+		t.Fatalf("exporting the days again: %v", err)
+	}
+	if len(parts) == 0 || slices.ContainsFunc(parts, func(p DatasetPartition) bool { return !p.Replaced }) {
+		t.Errorf("partitions %+v, want all replaced", parts)
+	}
+	if len(left) != len(tables) {
+		t.Fatalf("staging directories left %+v, want one per table", left)
+	}
+	for _, l := range left {
+		if !strings.HasPrefix(filepath.Base(l.Dir), stagingPrefix) || filepath.Dir(l.Dir) != dir || !errors.Is(l.Err, os.ErrPermission) {
+			t.Errorf("left %s (%v), want a staging directory of %s that could not be removed", l.Dir, l.Err, dir)
+		}
+	}
+	ds, err := OpenDataset(ctx, dir, datasetSchema, "prod/eu 1", nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := count(t, ds, "SELECT count(*) FROM audit_events")
+	ds.Close()
+	if n != 4 {
+		t.Errorf("cluster prod/eu 1 has %d events after the days were exported again without id-0, want 4", n)
+	}
+	stale, err := RemoveStaleStaging(dir, time.Now().Add(StaleStagingAge+time.Hour))
+	if err != nil {
+		t.Fatalf("removing stale staging: %v", err)
+	}
+	if len(stale) < len(left) || slices.ContainsFunc(stale, func(s StaleStaging) bool { return s.Err == nil }) {
+		t.Errorf("stale staging %+v, want the %d left, none removed, each with why", stale, len(left))
+	}
+	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
+		t.Errorf("exporting beside staging that cannot be removed: %v", err)
 	}
 }
