@@ -95,9 +95,9 @@ func (db *DB) ExportDataset(ctx context.Context, dir string, tables []Table, sin
 	return written, left, nil
 }
 
-// LeftStaging is a staging directory that an export could not remove after it swapped its days
-// in, and why: on NFS, a reader on the same node that still holds the replaced day's files open
-// keeps them (as .nfs… files) until it closes them. The days are in place; the staging directory
+// LeftStaging is a staging directory that an export could not remove at its end, and why: on
+// NFS, a reader on the same node that still holds a replaced day's files open keeps them (as
+// .nfs… files) until it closes them. The days swapped in are in place; the staging directory
 // holds no day of the dataset, and RemoveStaleStaging removes it once it is stale.
 type LeftStaging struct {
 	Dir string
