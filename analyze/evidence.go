@@ -139,13 +139,13 @@ func evidenceValue(raw json.RawMessage) any {
 // report and identity (lead columns), then the union of the evidence keys in order of first
 // appearance. A finding without evidence still gets one row. It reads the evidence twice, one
 // finding at a time: for the keys now, for the rows as they are written (Table.Scan).
-func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*tabular.Table, error) {
+func evidenceTable(name string, findings func(fn func(number int, f Finding) error) error, lead bool) (*tabular.Table, error) {
 	t := &tabular.Table{Name: name}
 	var keys []string
-	for _, f := range findings {
+	err := findings(func(_ int, f Finding) error {
 		items, err := f.evidenceItems()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, it := range items {
 			for _, k := range it.keys {
@@ -154,6 +154,10 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	leading := []string{"finding", "severity", "cluster", "namespace", "name", "subject"}
 	if lead {
@@ -169,7 +173,7 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*
 		t.Columns = append(t.Columns, tabular.Column{Name: name})
 	}
 	t.Scan = func(yield func(row []any) error) error {
-		for i, f := range findings {
+		return findings(func(number int, f Finding) error {
 			items, err := f.evidenceItems()
 			if err != nil {
 				return err
@@ -180,7 +184,7 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*
 			for _, it := range items {
 				var row []any
 				if lead {
-					row = append(row, numbers[i], string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject)
+					row = append(row, number, string(f.Severity), f.Cluster, f.Namespace, f.Name, f.Subject)
 				}
 				for _, k := range keys {
 					row = append(row, it.values[k])
@@ -189,8 +193,8 @@ func evidenceTable(name string, findings []Finding, numbers []int, lead bool) (*
 					return err
 				}
 			}
-		}
-		return nil
+			return nil
+		})
 	}
 	return t, nil
 }
@@ -206,5 +210,5 @@ func (f Finding) evidenceItems() ([]evidenceItem, error) {
 
 // EvidenceTable is one finding's evidence as a table: a row per item, a column per key.
 func EvidenceTable(f Finding) (*tabular.Table, error) {
-	return evidenceTable("evidence", []Finding{f}, nil, false)
+	return evidenceTable("evidence", func(fn func(int, Finding) error) error { return fn(1, f) }, false)
 }

@@ -36,49 +36,45 @@ func (rep *Report) Span() (first, last time.Time, ok bool, err error) {
 	return first, last, ok, err
 }
 
-// byRule groups the findings per rule (in the order of the outcomes) with their numbers in the
-// report (1-based, the order of the report's findings).
-func (rep *Report) byRule(all []Finding) (ids []string, findings map[string][]Finding, numbers map[string][]int) {
-	findings, numbers = map[string][]Finding{}, map[string][]int{}
-	for _, o := range rep.Outcomes {
-		ids = append(ids, o.Rule.ID)
+// ofRule calls fn with each of the report's findings of rule id, in order, and its number in the
+// report (1-based), until fn returns an error.
+func (rep *Report) ofRule(id string) func(fn func(number int, f Finding) error) error {
+	return func(fn func(number int, f Finding) error) error {
+		return rep.EachFinding(func(i int, f Finding) error {
+			if f.Rule != id {
+				return nil
+			}
+			return fn(i+1, f)
+		})
 	}
-	for i, f := range all {
-		findings[f.Rule] = append(findings[f.Rule], f)
-		numbers[f.Rule] = append(numbers[f.Rule], i+1)
-	}
-	return ids, findings, numbers
 }
 
 // writeXLSX writes a Summary sheet (one row per finding, then the window, the version, the
 // inputs and the rules) and one sheet per rule with findings: its findings' evidence, one row
-// per evidence item. The workbook is built in memory, its findings with it.
+// per evidence item. The sheets are streamed, a finding at a time (Table.Scan).
 func writeXLSX(w io.Writer, rep *Report) error {
-	all, err := rep.AllFindings()
-	if err != nil {
-		return err
-	}
 	wb, err := tabular.NewWorkbook()
 	if err != nil {
 		return err
 	}
 	defer wb.Close()
 	wb.SheetName("Summary") // reserved before the rule sheets take names
-	ids, findings, numbers := rep.byRule(all)
 	// The rule sheets are written after the summary but named first, so the summary can say where.
 	names := map[string]string{}
-	for _, id := range ids {
-		if len(findings[id]) > 0 {
-			names[id] = wb.SheetName(id)
+	for _, o := range rep.Outcomes {
+		if o.Findings > 0 {
+			names[o.Rule.ID] = wb.SheetName(o.Rule.ID)
 		}
 	}
 	summary := &tabular.Table{Name: "Summary"}
 	for _, c := range []string{"finding", "severity", "rule", "cluster", "namespace", "name", "subject", "first_seen", "last_seen", "count", "evidence", "summary", "sheet"} {
 		summary.Columns = append(summary.Columns, tabular.Column{Name: c})
 	}
-	for i, f := range all {
-		summary.Rows = append(summary.Rows, []any{i + 1, string(f.Severity), f.Rule, f.Cluster, f.Namespace, f.Name, f.Subject,
-			f.FirstSeen, f.LastSeen, f.Count, f.EvidenceCount(), f.Summary, names[f.Rule]})
+	summary.Scan = func(yield func(row []any) error) error {
+		return rep.EachFinding(func(i int, f Finding) error {
+			return yield([]any{i + 1, string(f.Severity), f.Rule, f.Cluster, f.Namespace, f.Name, f.Subject,
+				f.FirstSeen, f.LastSeen, f.Count, f.EvidenceCount(), f.Summary, names[f.Rule]})
+		})
 	}
 	after := [][]any{
 		{tabular.Heading("report"), ""},
@@ -111,11 +107,12 @@ func writeXLSX(w io.Writer, rep *Report) error {
 	if _, err := wb.AddSheet(tabular.Sheet{Name: "Summary", Table: summary, After: after, Reserved: true}); err != nil {
 		return err
 	}
-	for _, id := range ids {
+	for _, o := range rep.Outcomes {
+		id := o.Rule.ID
 		if names[id] == "" {
 			continue
 		}
-		t, err := evidenceTable(id, findings[id], numbers[id], true)
+		t, err := evidenceTable(id, rep.ofRule(id), true)
 		if err != nil {
 			return err
 		}

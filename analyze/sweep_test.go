@@ -69,7 +69,7 @@ func TestSweepReportsAsOneReport(t *testing.T) {
 	}
 	same := func(what string) {
 		t.Helper()
-		for _, format := range []string{"json", "wide", "markdown", "csv"} {
+		for _, format := range []string{"json", "wide", "markdown", "csv", "xlsx"} {
 			var got, want bytes.Buffer
 			if err := WriteContext(context.Background(), &got, rep, format); err != nil {
 				t.Fatal(err)
