@@ -554,7 +554,6 @@ func TestDatasetFilesSplit(t *testing.T) {
 // RENAME_EXCHANGE with EINVAL, as NFS, CephFS and SMB do: the first export of a day renames it
 // into place, and exporting it again replaces it by two renames instead of failing.
 func TestExportDatasetWithoutExchange(t *testing.T) {
-	ctx := context.Background()
 	dir := bindfsMount(t)
 	if err := exchange(t.TempDir(), t.TempDir()); err != nil {
 		t.Fatalf("exchanging two directories outside the mount: %v", err)
@@ -569,31 +568,7 @@ func TestExportDatasetWithoutExchange(t *testing.T) {
 		t.Fatalf("exchanging two directories in the mount: %v, want errNoExchange", err)
 	}
 
-	db := datasetDB(t)
-	tables := []Table{datasetEvents, datasetLimits}
-	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, "DELETE FROM audit_events WHERE audit_id = 'id-0'"); err != nil {
-		t.Fatal(err)
-	}
-	parts, _, err := db.ExportDataset(ctx, dir, tables, nil, nil)
-	if err != nil {
-		t.Fatalf("exporting the days again: %v", err)
-	}
-	for _, p := range parts {
-		if !p.Replaced {
-			t.Errorf("%+v was not replaced", p)
-		}
-	}
-	ds, err := OpenDataset(ctx, dir, datasetSchema, "prod/eu 1", nil, nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ds.Close()
-	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 4 {
-		t.Errorf("cluster prod/eu 1 has %d events after the days were exported again without id-0, want 4", n)
-	}
+	exportAgain(t, dir)
 	if staging, _ := filepath.Glob(filepath.Join(dir, stagingPrefix+"*")); len(staging) != 0 {
 		t.Errorf("staging left: %v", staging)
 	}
@@ -629,6 +604,33 @@ func bindfsMount(t *testing.T, options ...string) string {
 func TestExportDatasetWhereTheOldDayStays(t *testing.T) {
 	ctx := context.Background()
 	dir := bindfsMount(t, "--delete-deny")
+	db, left := exportAgain(t, dir)
+	if len(left) != 2 {
+		t.Fatalf("staging directories left %+v, want one per table", left)
+	}
+	for _, l := range left {
+		if !strings.HasPrefix(filepath.Base(l.Dir), stagingPrefix) || filepath.Dir(l.Dir) != dir || !errors.Is(l.Err, os.ErrPermission) {
+			t.Errorf("left %s (%v), want a staging directory of %s that could not be removed", l.Dir, l.Err, dir)
+		}
+	}
+	stale, err := RemoveStaleStaging(dir, time.Now().Add(StaleStagingAge+time.Hour))
+	if err != nil {
+		t.Fatalf("removing stale staging: %v", err)
+	}
+	if len(stale) < len(left) || slices.ContainsFunc(stale, func(s StaleStaging) bool { return s.Err == nil }) {
+		t.Errorf("stale staging %+v, want the %d left, none removed, each with why", stale, len(left))
+	}
+	if _, _, err := db.ExportDataset(ctx, dir, []Table{datasetEvents, datasetLimits}, nil, nil); err != nil {
+		t.Errorf("exporting beside staging that cannot be removed: %v", err)
+	}
+}
+
+// exportAgain exports two tables of datasetDB into dir, deletes an event and exports them again;
+// it checks that every day was replaced and that the event is gone from the dataset, and returns
+// the database and the staging directories the second export left.
+func exportAgain(t *testing.T, dir string) (*DB, []LeftStaging) {
+	t.Helper()
+	ctx := context.Background()
 	db := datasetDB(t)
 	tables := []Table{datasetEvents, datasetLimits}
 	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
@@ -644,31 +646,13 @@ func TestExportDatasetWhereTheOldDayStays(t *testing.T) {
 	if len(parts) == 0 || slices.ContainsFunc(parts, func(p DatasetPartition) bool { return !p.Replaced }) {
 		t.Errorf("partitions %+v, want all replaced", parts)
 	}
-	if len(left) != len(tables) {
-		t.Fatalf("staging directories left %+v, want one per table", left)
-	}
-	for _, l := range left {
-		if !strings.HasPrefix(filepath.Base(l.Dir), stagingPrefix) || filepath.Dir(l.Dir) != dir || !errors.Is(l.Err, os.ErrPermission) {
-			t.Errorf("left %s (%v), want a staging directory of %s that could not be removed", l.Dir, l.Err, dir)
-		}
-	}
 	ds, err := OpenDataset(ctx, dir, datasetSchema, "prod/eu 1", nil, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := count(t, ds, "SELECT count(*) FROM audit_events")
-	ds.Close()
-	if n != 4 {
+	defer ds.Close()
+	if n := count(t, ds, "SELECT count(*) FROM audit_events"); n != 4 {
 		t.Errorf("cluster prod/eu 1 has %d events after the days were exported again without id-0, want 4", n)
 	}
-	stale, err := RemoveStaleStaging(dir, time.Now().Add(StaleStagingAge+time.Hour))
-	if err != nil {
-		t.Fatalf("removing stale staging: %v", err)
-	}
-	if len(stale) < len(left) || slices.ContainsFunc(stale, func(s StaleStaging) bool { return s.Err == nil }) {
-		t.Errorf("stale staging %+v, want the %d left, none removed, each with why", stale, len(left))
-	}
-	if _, _, err := db.ExportDataset(ctx, dir, tables, nil, nil); err != nil {
-		t.Errorf("exporting beside staging that cannot be removed: %v", err)
-	}
+	return db, left
 }
