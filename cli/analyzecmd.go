@@ -419,7 +419,8 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 	var last *store.DB
 	read := 0          // the clusters analysed
 	var unread []error // the clusters whose files could not be read
-	for _, cl := range clusters {
+	for n, cl := range clusters {
+		started := time.Now()
 		db, err := c.openDataset(ctx, dir, cl, from, to)
 		var rep *analyze.Report
 		if err == nil {
@@ -449,6 +450,10 @@ func (f *analyzeFlags) analyzeDataset(ctx context.Context, e *env, c *commonFlag
 			return fmt.Errorf("cluster %q: %w", cl, err)
 		}
 		read++
+		if log := e.logWriter(c.quiet); log != nil { // a sweep of a fleet runs for minutes
+			fmt.Fprintf(log, "cluster %q (%d of %d): %s in %.1f s\n", cl, n+1, len(clusters), plural(rep.NumFindings(), "finding"),
+				time.Since(started).Seconds())
+		}
 		if f.profile {
 			fmt.Fprintf(e.stderr, "cluster %q:\n", cl)
 			if err := rep.WriteProfile(e.stderr); err != nil {

@@ -205,8 +205,13 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 	if i < 0 || strings.Join(coverage, "; ") != "a: evaluated; b: not evaluated: no conntrack data" {
 		t.Fatalf("analyze --db: the coverage of probe-conntrack-exhaustion is not one of each cluster: %+v", rep.Rules)
 	}
-	if got := reportFindings(t, runCLI(t, "analyze", "--dataset", dataset, "-o", "json")); got != want {
+	swept := runCLI(t, "analyze", "--dataset", dataset, "-o", "json")
+	if got := reportFindings(t, swept); got != want {
 		t.Errorf("analyze --dataset:\n%s\nwant (analyze --db)\n%s", got, want)
+	}
+	// the sweep says how far it got, a cluster at a time
+	if progress := regexp.MustCompile(`(?m)^cluster "a" \(1 of 2\): \d+ findings? in \d+\.\d s\ncluster "b" \(2 of 2\): `); !progress.MatchString(swept.stderr) {
+		t.Errorf("analyze --dataset of two clusters: no progress per cluster on stderr:\n%s", swept.stderr)
 	}
 
 	// the HTML report's charts read one cluster's database: -o html and --html need --cluster
