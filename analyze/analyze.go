@@ -61,10 +61,9 @@ func (rep *Report) Failed() []Outcome {
 type Report struct {
 	Since, Until *time.Time
 	Outcomes     []Outcome
-	Inputs       []Input      // the tables analysed that hold rows, in schema order
-	Suppressed   []Suppressed // findings silenced by --ignore, listed apart
-	Warnings     []string     // e.g. expired suppressions
-	Version      string       // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
+	Inputs       []Input  // the tables analysed that hold rows, in schema order
+	Warnings     []string // e.g. expired suppressions
+	Version      string   // kubesift's version, shown by the xlsx and markdown reports (set by the caller)
 	// HTMLReport is where the same run wrote the HTML report, relative to this report's file (set by
 	// the caller); the xlsx and markdown reports link to it. "" when none.
 	HTMLReport string
@@ -76,6 +75,12 @@ type Report struct {
 	stored   []storedFindings
 	// filters drop findings from the report (KeepNamespaces, Suppress) as they are read.
 	filters []func(Finding) bool
+	// suppressedBy returns the suppression of Suppress that silences a finding, if one does (nil
+	// before Suppress). The findings it silenced are those that the filters before its own (the
+	// first suppressedAfter) keep and it matches (see EachSuppressed); suppressed counts them.
+	suppressedBy    func(Finding) (Suppression, bool)
+	suppressedAfter int
+	suppressed      int
 }
 
 // Input is one table the analysis saw, with its row count.

@@ -74,6 +74,11 @@ func (rep *Report) AllFindings() ([]Finding, error) {
 // cursor returns the report's findings in order, one a call (ok false after the last), but for
 // those that a filter drops.
 func (rep *Report) cursor() func() (f Finding, ok bool, err error) {
+	return rep.cursorWith(rep.filters)
+}
+
+// cursorWith is cursor with filters instead of the report's.
+func (rep *Report) cursorWith(filters []func(Finding) bool) func() (f Finding, ok bool, err error) {
 	var read func() (Finding, bool, error)
 	if rep.stored == nil {
 		i := 0
@@ -98,7 +103,7 @@ func (rep *Report) cursor() func() (f Finding, ok bool, err error) {
 	return func() (Finding, bool, error) {
 		for {
 			f, ok, err := read()
-			if err != nil || !ok || !slices.ContainsFunc(rep.filters, func(drop func(Finding) bool) bool { return drop(f) }) {
+			if err != nil || !ok || !slices.ContainsFunc(filters, func(drop func(Finding) bool) bool { return drop(f) }) {
 				return f, ok, err
 			}
 		}

@@ -178,11 +178,15 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 			return err
 		}
 	}
-	if len(rep.Suppressed) > 0 {
-		fmt.Fprintf(w, "suppressed: %d (--ignore)\n", len(rep.Suppressed))
-		for _, s := range rep.Suppressed {
-			fmt.Fprintf(w, "    %s %s %s: %s (until %s)\n", s.Finding.Severity, s.Finding.Rule, object(s.Finding),
+	if n := rep.NumSuppressed(); n > 0 {
+		fmt.Fprintf(w, "suppressed: %d (--ignore)\n", n)
+		err := rep.EachSuppressed(func(s Suppressed) error {
+			_, err := fmt.Fprintf(w, "    %s %s %s: %s (until %s)\n", s.Finding.Severity, s.Finding.Rule, object(s.Finding),
 				s.Suppression.Reason, s.Suppression.Expires.UTC().Format(time.DateOnly))
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	for _, msg := range rep.Warnings {
@@ -246,11 +250,31 @@ func writeJSON(w io.Writer, rep *Report) error {
 		bw.WriteString("\n  ")
 	}
 	bw.WriteString("],\n")
+	if rep.NumSuppressed() > 0 { // as encoding/json indents a list, a finding at a time
+		bw.WriteString("  \"suppressed\": [")
+		i := 0
+		err := rep.EachSuppressed(func(s Suppressed) error {
+			b, err := json.MarshalIndent(s, "    ", "  ")
+			if err != nil {
+				return fmt.Errorf("suppressed finding %d (%s on %s): %w", i+1, s.Finding.Rule, object(s.Finding), err)
+			}
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			_, err = bw.Write(b)
+			i++
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		bw.WriteString("\n  ],\n")
+	}
 	rest := struct {
-		Suppressed []Suppressed `json:"suppressed,omitempty"`
-		Warnings   []string     `json:"warnings,omitempty"`
-		Rules      []jsonRule   `json:"rules"`
-	}{Suppressed: rep.Suppressed, Warnings: rep.Warnings}
+		Warnings []string   `json:"warnings,omitempty"`
+		Rules    []jsonRule `json:"rules"`
+	}{Warnings: rep.Warnings}
 	for _, o := range rep.Outcomes {
 		jr := jsonRule{ID: o.Rule.ID, Title: o.Rule.Title, Severity: string(o.Rule.Severity), Evaluated: o.Evaluated, Reason: o.Reason, Findings: o.Findings,
 			Coverage: o.Coverage}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,13 +23,17 @@ func TestJSONIsTheEncodedDocument(t *testing.T) {
 	}
 	outcomes := []Outcome{{Rule: rules.Rule{ID: "r", Title: "R", Severity: rules.Warning}, Evaluated: true, Findings: 2},
 		{Rule: rules.Rule{ID: "q"}, Err: errors.New("q failed")}}
+	full := &Report{Since: &since, Until: &until, Outcomes: slices.Clone(outcomes), Warnings: []string{"expired"},
+		findings: []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`),
+			f("spaced", " [ {\"line sep\": \"a\u2028b\", \"escaped\": \"\\u00e9\\/\\n\", \"list\" : [ ], \"obj\":{}, \"n\": [1, {\"m\": null}]} ]\n"),
+			f("c", `[{"x":[1,2]}]`), f("d", `[{"y":"<z>"}]`)}}
+	if err := full.Suppress([]Suppression{{Rule: "r", Object: "ns/c", Expires: until, Reason: "known"}, {Rule: "r", Object: "ns/d", Expires: until, Reason: "also known"}}, since); err != nil || full.NumSuppressed() != 2 {
+		t.Fatalf("suppressing c and d: %d suppressed, %v", full.NumSuppressed(), err)
+	}
 	for name, rep := range map[string]*Report{
 		"empty":    {Outcomes: outcomes},
 		"no rules": {},
-		"full": {Since: &since, Until: &until, Outcomes: outcomes, Warnings: []string{"expired"},
-			findings: []Finding{f("a", `[{"at":"2026-11-21T05:00:00Z","html":"<b>"}]`), f("b", `[]`),
-				f("spaced", " [ {\"line sep\": \"a\u2028b\", \"escaped\": \"\\u00e9\\/\\n\", \"list\" : [ ], \"obj\":{}, \"n\": [1, {\"m\": null}]} ]\n")},
-			Suppressed: []Suppressed{{Finding: f("c", `[{"x":[1,2]}]`), Suppression: Suppression{Rule: "r", Object: "ns/c", Expires: until, Reason: "known"}}}},
+		"full":     full,
 	} {
 		t.Run(name, func(t *testing.T) {
 			var got bytes.Buffer
@@ -52,8 +57,18 @@ func encodedDocument(t *testing.T, rep *Report) string {
 		Suppressed []Suppressed `json:"suppressed,omitempty"`
 		Warnings   []string     `json:"warnings,omitempty"`
 		Rules      []jsonRule   `json:"rules"`
-	}{Findings: rep.findings, Suppressed: rep.Suppressed, Warnings: rep.Warnings}
-	if doc.Findings == nil {
+	}{Warnings: rep.Warnings}
+	var err error
+	if doc.Findings, err = rep.AllFindings(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.EachSuppressed(func(s Suppressed) error {
+		doc.Suppressed = append(doc.Suppressed, s)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Findings) == 0 {
 		doc.Findings = []Finding{}
 	}
 	if rep.Since != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -66,8 +65,9 @@ func ParseSuppressions(name string, data []byte, rs []rules.Rule) ([]Suppression
 	return out, errors.Join(errs...)
 }
 
-// Suppress moves the findings that an unexpired suppression matches to rep.Suppressed (and
-// counts again); a suppression expired at now is a warning in rep.Warnings and silences nothing.
+// Suppress moves the findings that an unexpired suppression matches out of the report's findings
+// to its suppressed ones (EachSuppressed), and counts again; a suppression expired at now is a
+// warning in rep.Warnings and silences nothing. It is called once, after KeepNamespaces.
 func (rep *Report) Suppress(sups []Suppression, now time.Time) error {
 	var active []Suppression
 	for _, s := range sups {
@@ -81,10 +81,45 @@ func (rep *Report) Suppress(sups []Suppression, now time.Time) error {
 	if len(active) == 0 {
 		return nil
 	}
-	match := func(f Finding) int {
-		return slices.IndexFunc(active, func(s Suppression) bool { return s.Rule == f.Rule && rules.Glob(s.Object, object(f)) })
+	objects := make([]func(string) bool, len(active)) // each finding is matched on every read
+	for i, s := range active {
+		objects[i] = rules.GlobMatcher(s.Object)
 	}
-	return rep.drop(func(f Finding) bool { return match(f) >= 0 }, func(f Finding) {
-		rep.Suppressed = append(rep.Suppressed, Suppressed{f, active[match(f)]})
-	})
+	rep.suppressedBy = func(f Finding) (Suppression, bool) {
+		for i, s := range active {
+			if s.Rule == f.Rule && objects[i](object(f)) {
+				return s, true
+			}
+		}
+		return Suppression{}, false
+	}
+	rep.suppressedAfter = len(rep.filters)
+	return rep.drop(func(f Finding) bool {
+		_, ok := rep.suppressedBy(f)
+		return ok
+	}, func(Finding) { rep.suppressed++ })
+}
+
+// NumSuppressed returns the number of findings that Suppress silenced.
+func (rep *Report) NumSuppressed() int { return rep.suppressed }
+
+// EachSuppressed calls fn with each finding that Suppress silenced, in the order of the
+// report's findings, and the suppression that silenced it, until fn returns an error. Like
+// EachFinding it reads a sweep's findings back from disk.
+func (rep *Report) EachSuppressed(fn func(Suppressed) error) error {
+	if rep.suppressed == 0 {
+		return nil
+	}
+	next := rep.cursorWith(rep.filters[:rep.suppressedAfter])
+	for {
+		f, ok, err := next()
+		if err != nil || !ok {
+			return err
+		}
+		if s, ok := rep.suppressedBy(f); ok {
+			if err := fn(Suppressed{f, s}); err != nil {
+				return err
+			}
+		}
+	}
 }

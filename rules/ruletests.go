@@ -166,7 +166,10 @@ func (m Match) String() string {
 }
 
 // Glob matches s against pattern, where * matches any text and ? one character.
-func Glob(pattern, s string) bool {
+func Glob(pattern, s string) bool { return GlobMatcher(pattern)(s) }
+
+// GlobMatcher returns Glob with pattern, compiled once: for matching many strings.
+func GlobMatcher(pattern string) func(s string) bool {
 	var re strings.Builder
 	re.WriteString("^")
 	for _, r := range pattern {
@@ -180,7 +183,7 @@ func Glob(pattern, s string) bool {
 		}
 	}
 	re.WriteString("$")
-	return regexp.MustCompile(re.String()).MatchString(s)
+	return regexp.MustCompile(re.String()).MatchString
 }
 
 // ParseTests decodes a rule test file strictly and checks it against the rules it may test;
