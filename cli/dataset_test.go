@@ -220,6 +220,22 @@ func TestDatasetOfSeveralClusters(t *testing.T) {
 			t.Errorf("%v of two clusters: %+v", args, r)
 		}
 	}
+	// with --cluster the page draws each finding of that cluster, read back from the sweep's files
+	page := filepath.Join(t.TempDir(), "b.html")
+	if r := runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--cluster", "b", "-o", "html", "--out", page); r.code != ExitOK {
+		t.Fatalf("-o html --cluster b: %+v", r)
+	}
+	var ofB struct{ Findings []struct{ Cluster string } }
+	if err := json.Unmarshal([]byte(runCLI(t, "analyze", "--quiet", "--dataset", dataset, "--cluster", "b", "-o", "json").stdout), &ofB); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sections := strings.Count(string(html), `<section class="finding"`); len(ofB.Findings) == 0 || sections != len(ofB.Findings) {
+		t.Errorf("-o html --cluster b: %d finding sections, want one for each of the %d findings of -o json", sections, len(ofB.Findings))
+	}
 	// a misspelt cluster is a usage error naming the clusters there are, not a cluster without data
 	for _, args := range [][]string{{"--cluster", "A"}, {"--cluster", "A", "--partition", "0"}} {
 		if r := runCLI(t, append([]string{"analyze", "--dataset", dataset}, args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, `has no such cluster (it has 2: "a", "b")`) {
