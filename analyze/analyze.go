@@ -91,30 +91,29 @@ type Input struct {
 
 // KeepNamespaces drops the findings about objects outside namespaces, and counts again.
 func (rep *Report) KeepNamespaces(namespaces []string) error {
-	return rep.drop(func(f Finding) bool { return !slices.Contains(namespaces, f.Namespace) }, nil)
+	_, err := rep.drop(func(f Finding) bool { return !slices.Contains(namespaces, f.Namespace) })
+	return err
 }
 
-// drop leaves out the findings for which drop is true from then on (see Report.cursor), and
-// counts again; dropped, when not nil, is called with each of them once.
-func (rep *Report) drop(drop func(Finding) bool, dropped func(Finding)) error {
+// drop leaves out the findings for which drop is true from then on (see Report.cursor), counts
+// again, and returns how many it left out.
+func (rep *Report) drop(drop func(Finding) bool) (dropped int, err error) {
 	perRule := map[string]int{}
-	err := rep.EachFinding(func(_ int, f Finding) error {
+	err = rep.EachFinding(func(_ int, f Finding) error {
 		if drop(f) {
 			perRule[f.Rule]++
-			if dropped != nil {
-				dropped(f)
-			}
+			dropped++
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	rep.filters = append(rep.filters, drop)
 	for i := range rep.Outcomes {
 		rep.Outcomes[i].Findings -= perRule[rep.Outcomes[i].Rule.ID]
 	}
-	return nil
+	return dropped, nil
 }
 
 // Options set the analysis window and parameter overrides.

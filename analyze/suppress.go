@@ -94,10 +94,12 @@ func (rep *Report) Suppress(sups []Suppression, now time.Time) error {
 		return Suppression{}, false
 	}
 	rep.suppressedAfter = len(rep.filters)
-	return rep.drop(func(f Finding) bool {
+	var err error
+	rep.suppressed, err = rep.drop(func(f Finding) bool {
 		_, ok := rep.suppressedBy(f)
 		return ok
-	}, func(Finding) { rep.suppressed++ })
+	})
+	return err
 }
 
 // NumSuppressed returns the number of findings that Suppress silenced.
