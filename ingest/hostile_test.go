@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ulikunitz/xz"
+
 	"github.com/kubesift/kubesift/internal/load"
 	"github.com/kubesift/kubesift/internal/source"
 )
@@ -253,5 +255,41 @@ func TestEveryInputNotLoadedIsRecorded(t *testing.T) {
 	}
 	if len(res) != 5 || failed != 1 {
 		t.Errorf("results %+v, want 5 with 1 failed", res)
+	}
+}
+
+// TestNothingButDamageOrBlanks: a compressed file that hands out nothing before its damage (an xz
+// file cut short: its decoder keeps what it decoded until its block ends) is an error naming the
+// damage, also when --kind says what it is; a file of blank lines is an empty file, as one of no
+// bytes is, not a file of unknown kind.
+func TestNothingButDamageOrBlanks(t *testing.T) {
+	var xzb bytes.Buffer
+	xw, err := xz.NewWriter(&xzb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile("testdata/audit-v1.good.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xw.Write(good)
+	xw.Close()
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "audit.log.xz")
+	writeFileT(t, cut, xzb.Bytes()[:xzb.Len()*9/10])
+	blank := filepath.Join(dir, "blank.log")
+	writeFileT(t, blank, []byte("  \n\t\r\n\n"))
+	for _, kind := range []Kind{KindAuto, "audit"} {
+		inputs, err := ExpandPaths([]string{cut, blank})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := New(openTestDB(t), Options{Kind: kind}).Ingest(context.Background(), inputs)
+		if err == nil || len(res) != 2 || res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "corrupt xz at byte") {
+			t.Errorf("--kind %s: the cut xz file: %v, %+v", kind, err, res)
+		}
+		if len(res) == 2 && (res[1].Skipped != skippedEmpty || res[1].Err != nil) {
+			t.Errorf("--kind %s: the blank file: %+v", kind, res[1])
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -463,13 +464,15 @@ func (in *Ingester) open(ctx context.Context, path string) (*source.Source, Load
 		return nil, nil, r, fmt.Errorf("reading %s: %w", path, err)
 	}
 	loader, err := in.loaderFor(src)
-	if dmg := src.Damage(); err != nil && len(dmg) > 0 {
+	if dmg := src.Damage(); len(dmg) > 0 && (err != nil || len(src.Head) == 0) {
 		src.Close()
-		return nil, nil, r, fmt.Errorf("reading %s: %w", path, dmg[0]) // what little it holds is no evidence because it is damaged
+		// What little it holds is no evidence, or nothing, because it is damaged: an xz file cut
+		// short, whose decoder hands out nothing before the damage, is not an empty file.
+		return nil, nil, r, fmt.Errorf("reading %s: %w", path, dmg[0])
 	}
-	if len(src.Head) == 0 {
+	if len(bytes.TrimLeft(src.Head, " \t\r\n\ufeff")) == 0 && len(src.Head) < source.HeadBytes {
 		src.Close()
-		r.Skipped = skippedEmpty
+		r.Skipped = skippedEmpty // nothing, or only blank lines
 		return nil, nil, r, nil
 	}
 	if err != nil {
@@ -787,7 +790,7 @@ func resumePoint(ctx context.Context, f *load.File, resumable bool) (skipped str
 		if e.headBytes > len(src.Head) || src.HeadHash(e.headBytes) != e.headHash {
 			continue
 		}
-		if src.Compression == "" {
+		if !src.Decoded() {
 			if e.end > src.Size {
 				continue // shorter than what was read: truncated and rewritten
 			}
