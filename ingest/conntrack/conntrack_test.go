@@ -486,3 +486,24 @@ func TestLongLine(t *testing.T) {
 		t.Fatalf("err %v entries %d bad %d", err, len(c.entries), len(c.bad))
 	}
 }
+
+// TestByteOrderMark: a file saved with a UTF-8 byte order mark (an editor, a Windows tool) is
+// detected and parsed as without it: the same format, the same records, no bad first line.
+func TestByteOrderMark(t *testing.T) {
+	for _, name := range []string{"default/conntrack_L.txt", "default/proc_net_nf_conntrack.txt", "default/conntrack_S.txt",
+		"default/sysctl_netfilter.txt", "tablefull/dmesg_new.txt"} {
+		path := filepath.Join("testdata/real", name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked := filepath.Join(t.TempDir(), filepath.Base(name))
+		if err := os.WriteFile(marked, append([]byte("\ufeff"), data...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want, got := parseFile(t, path, FormatUnknown), parseFile(t, marked, FormatUnknown)
+		if got.records() != want.records() || got.records() == 0 || len(got.bad) != len(want.bad) {
+			t.Errorf("%s with a byte order mark: %d records, bad %v; without: %d records, bad %v", name, got.records(), got.bad, want.records(), want.bad)
+		}
+	}
+}

@@ -37,7 +37,8 @@ var Formats = []Format{FormatList, FormatExtended, FormatProc, FormatEvents, For
 // a line with "zone=" is taken as /proc. Both go through the same parser, so
 // a wrong guess only changes the format column.
 func DetectFormat(head []byte) (Format, bool) {
-	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	head = bytes.TrimPrefix(head, utf8BOM)
+	t := bytes.TrimLeft(head, " \t\r\n")
 	if bytes.HasPrefix(t, []byte("<?xml")) || bytes.HasPrefix(t, []byte("<conntrack")) || bytes.HasPrefix(t, []byte("<flow")) {
 		return FormatXML, true
 	}

@@ -76,6 +76,8 @@ func (o Options) Parse(r io.Reader, f Format, h Handler) error {
 	return nil
 }
 
+var utf8BOM = []byte("\ufeff")
+
 // lineReader yields lines of any length without copying when possible.
 type lineReader struct {
 	br     *bufio.Reader
@@ -115,6 +117,9 @@ func (lr *lineReader) read() ([]byte, error) {
 	}
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
+	}
+	if lr.lineNo == 1 {
+		line = bytes.TrimPrefix(line, utf8BOM) // a file saved by an editor or a Windows tool
 	}
 	return line, nil
 }

@@ -95,7 +95,7 @@ func TestGzipResyncsAtNextMember(t *testing.T) {
 func TestGzipStreamResyncs(t *testing.T) {
 	data, _, _ := corruptMiddle(t)
 	c := &countingReader{r: bytes.NewReader(data)}
-	in := bufio.NewReaderSize(c, headBytes)
+	in := bufio.NewReaderSize(c, HeadBytes)
 	d := newDecompressor("gzip", in, func() int64 { return c.n.Load() - int64(in.Buffered()) }, nil)
 	out, err := io.ReadAll(d)
 	if err != nil {

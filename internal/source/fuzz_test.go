@@ -17,7 +17,7 @@ func decompressAll(t *testing.T, data []byte, seekable bool) ([]byte, []Damage) 
 	}
 	r := bytes.NewReader(data)
 	c := &countingReader{r: r}
-	in := bufio.NewReaderSize(c, headBytes)
+	in := bufio.NewReaderSize(c, HeadBytes)
 	var seek func(int64) error
 	if seekable {
 		seek = func(offset int64) error {

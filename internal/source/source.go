@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/zeebo/xxh3"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
-// headBytes is how much of a file Head holds.
-const headBytes = 64 << 10
+// HeadBytes is how much of a file Head holds.
+const HeadBytes = 64 << 10
 
 // Source is one opened input: a file or stdin, transparently decompressed.
 type Source struct {
@@ -24,8 +27,11 @@ type Source struct {
 	Identity string // xxh3 of the first line (decompressed): the same for a file as it grows or is renamed by rotation
 	// Compression is the format the file is compressed in (gzip, bzip2, zstd, xz), "" for none.
 	Compression string
-	Head        []byte    // first bytes after decompression, for format detection
-	ModTime     time.Time // last change of a file; zero for a stream
+	// Encoding is the text encoding the file was decoded from to UTF-8: utf-16le or utf-16be
+	// (a file that starts with their byte order mark, as PowerShell's > writes), "" for UTF-8.
+	Encoding string
+	Head     []byte    // first bytes after decompression, for format detection
+	ModTime  time.Time // last change of a file; zero for a stream
 	// Device and Inode identify a file on disk (when HasFileID) while it grows and after a rename.
 	Device, Inode int64
 	HasFileID     bool
@@ -132,8 +138,8 @@ func openWaiting(ctx context.Context, path string) (*os.File, error) {
 // compressed.
 func (s *Source) begin() error {
 	s.counter = &countingReader{r: s.file}
-	raw := bufio.NewReaderSize(s.counter, headBytes)
-	head, err := raw.Peek(headBytes)
+	raw := bufio.NewReaderSize(s.counter, HeadBytes)
+	head, err := raw.Peek(HeadBytes)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return err
 	}
@@ -152,8 +158,16 @@ func (s *Source) begin() error {
 			}
 		}
 		s.decomp = newDecompressor(s.Compression, raw, pos, seek)
-		br := bufio.NewReaderSize(s.decomp, headBytes)
-		if s.Head, err = br.Peek(headBytes); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		br := bufio.NewReaderSize(s.decomp, HeadBytes)
+		if s.Head, err = br.Peek(HeadBytes); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return err
+		}
+		s.reader = br
+	}
+	if name, enc := utf16Of(s.Head); enc != nil {
+		s.Encoding = name
+		br := bufio.NewReaderSize(transform.NewReader(s.reader, enc.NewDecoder()), HeadBytes)
+		if s.Head, err = br.Peek(HeadBytes); err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 			return err
 		}
 		s.reader = br
@@ -161,6 +175,21 @@ func (s *Source) begin() error {
 	s.Head = bytes.Clone(s.Head)
 	return nil
 }
+
+// utf16Of returns the UTF-16 encoding whose byte order mark head starts with, nil for none.
+func utf16Of(head []byte) (string, encoding.Encoding) {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xff, 0xfe}):
+		return "utf-16le", unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)
+	case bytes.HasPrefix(head, []byte{0xfe, 0xff}):
+		return "utf-16be", unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
+	}
+	return "", nil
+}
+
+// Decoded says the stream Read hands out is not the file's bytes (decompressed or decoded to
+// UTF-8): its offsets are not the file's, and it is read again from the start instead of sought.
+func (s *Source) Decoded() bool { return s.Compression != "" || s.Encoding != "" }
 
 // Rewind goes back to the start of a file, to read it again; a stream cannot be rewound.
 func (s *Source) Rewind() error {
@@ -193,14 +222,14 @@ func (s *Source) TailHash(end int64) (string, bool) {
 		return "", false
 	}
 	n := min(end, TailBytes)
-	if s.Compression == "" && s.Size >= 0 {
+	if !s.Decoded() && s.Size >= 0 {
 		b := make([]byte, n)
 		if _, err := s.file.ReadAt(b, end-n); err != nil {
 			return "", false
 		}
 		return hash(b), true
 	}
-	if s.Compression == "" || end != s.pos || int64(len(s.window)) < n {
+	if !s.Decoded() || end != s.pos || int64(len(s.window)) < n {
 		return "", false
 	}
 	return hash(s.window[len(s.window)-int(n):]), true
@@ -212,7 +241,7 @@ const QuietPeriod = time.Minute
 // MayGrow reports whether the source may still be being written: a plain file changed within
 // QuietPeriod. A compressed file or a stream that has ended does not grow.
 func (s *Source) MayGrow() bool {
-	return s.Compression == "" && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
+	return !s.Decoded() && !s.ModTime.IsZero() && time.Since(s.ModTime) < QuietPeriod
 }
 
 // Damage returns the stretches of a compressed file that could not be decompressed so far.
@@ -232,7 +261,7 @@ func (s *Source) Damage() []Damage {
 // files while they wait for their turn; a compressed file lets them go by itself once read to its
 // end. A plain file or a stream is left as it is (nothing to free, or it cannot be read again).
 func (s *Source) Park() {
-	if s.Compression == "" || s.Size < 0 || s.parked || s.ended {
+	if !s.Decoded() || s.Size < 0 || s.parked || s.ended {
 		return
 	}
 	s.free()
@@ -265,12 +294,12 @@ func (s *Source) unpark() error {
 // SkipTo moves to offset in the decompressed stream: a seek for a plain file, reading and
 // discarding for a compressed one or a stream.
 func (s *Source) SkipTo(offset int64) error {
-	if s.Compression == "" && s.Size >= 0 {
+	if !s.Decoded() && s.Size >= 0 {
 		if _, err := s.file.Seek(offset, io.SeekStart); err != nil {
 			return err
 		}
 		s.counter.n.Store(offset)
-		s.reader = bufio.NewReaderSize(s.counter, headBytes)
+		s.reader = bufio.NewReaderSize(s.counter, HeadBytes)
 		s.pos = offset
 		return nil
 	}
@@ -293,7 +322,7 @@ func (s *Source) Read(p []byte) (int, error) {
 		s.lines.Add(int64(bytes.Count(p[:n], []byte{'\n'})))
 	}
 	s.pos += int64(n)
-	if s.Compression != "" { // remember the last bytes, for TailHash
+	if s.Decoded() { // remember the last bytes, for TailHash
 		keep := min(len(s.window), TailBytes-min(n, TailBytes))
 		s.window = append(s.window[:0], s.window[len(s.window)-keep:]...)
 		s.window = append(s.window, p[max(0, n-TailBytes):n]...)
@@ -308,7 +337,7 @@ func (s *Source) Read(p []byte) (int, error) {
 // Remaining returns how many bytes are left to Read when the source knows it (a file that is not
 // compressed: those up to its size when opened), -1 otherwise.
 func (s *Source) Remaining() int64 {
-	if s.Compression != "" || s.Size < 0 {
+	if s.Decoded() || s.Size < 0 {
 		return -1
 	}
 	return max(s.Size-s.pos, 0)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
 )
 
 func gzipped(t *testing.T, members ...string) []byte {
@@ -97,7 +99,7 @@ func TestOpenHead(t *testing.T) {
 	text := strings.Repeat("0123456789abcde\n", 10000) // 160,000 bytes
 	for _, data := range [][]byte{[]byte(text), gzipped(t, text)} {
 		s := openFile(t, writeFile(t, "big.log", data))
-		if len(s.Head) != headBytes || string(s.Head) != text[:headBytes] {
+		if len(s.Head) != HeadBytes || string(s.Head) != text[:HeadBytes] {
 			t.Errorf("compression %q: head of %d bytes", s.Compression, len(s.Head))
 		}
 		got, err := io.ReadAll(s)
@@ -154,5 +156,30 @@ func TestOpenErrors(t *testing.T) {
 	empty := openFile(t, writeFile(t, "empty.log", nil))
 	if len(empty.Head) != 0 || empty.Compression != "" || empty.Size != 0 {
 		t.Errorf("an empty file: head %q, compression %q, size %d", empty.Head, empty.Compression, empty.Size)
+	}
+}
+
+// TestOpenDecodesUTF16: a file that starts with a UTF-16 byte order mark (PowerShell's > writes
+// UTF-16LE) reads as its UTF-8 text, without the mark, in both byte orders; its offsets are those
+// of the text, so it is read again from the start instead of sought, as a compressed file is.
+func TestOpenDecodesUTF16(t *testing.T) {
+	text := "{\"kind\": \"List\", \"items\": [\"é\"]}\nline 2\n"
+	for name, enc := range map[string]encoding.Encoding{
+		"utf-16le": unicode.UTF16(unicode.LittleEndian, unicode.UseBOM),
+		"utf-16be": unicode.UTF16(unicode.BigEndian, unicode.UseBOM),
+	} {
+		data, err := enc.NewEncoder().Bytes([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := openFile(t, writeFile(t, name+".json", data))
+		out, err := io.ReadAll(s)
+		if err != nil || string(out) != text || string(s.Head) != text || s.Encoding != name || !s.Decoded() || s.MayGrow() {
+			t.Errorf("%s: encoding %q, head %q, read %q, %v", name, s.Encoding, s.Head, out, err)
+		}
+	}
+	plain := openFile(t, writeFile(t, "plain.json", []byte(text)))
+	if plain.Encoding != "" || plain.Decoded() {
+		t.Errorf("a UTF-8 file: encoding %q", plain.Encoding)
 	}
 }
