@@ -60,6 +60,9 @@ func (f *analyzeFlags) validate(fs *pflag.FlagSet) error {
 	if err := f.output.validate(); err != nil {
 		return err
 	}
+	if _, _, err := parseWindow(f.since, f.until, time.Now()); err != nil {
+		return err
+	}
 	if f.htmlCharts < 0 {
 		return usagef("--html-charts wants a number of findings per rule, 0 or more, got %d", f.htmlCharts)
 	}
@@ -97,12 +100,28 @@ func (f *analyzeFlags) htmlLink() string {
 	return html
 }
 
-// parseTime reads --since/--until: RFC3339, or a duration meaning that long before now.
+// parseWindow reads --since and --until: each RFC3339 (in either case: 2026-11-21t04:00:00z is read
+// too, as ingest reads times) or a duration meaning that long before now. A window that ends before
+// it starts, or where it starts, is a bad command line: it would hold nothing.
+func parseWindow(since, until string, now time.Time) (from, to *time.Time, err error) {
+	if from, err = parseTime("since", since, now); err != nil {
+		return nil, nil, err
+	}
+	if to, err = parseTime("until", until, now); err != nil {
+		return nil, nil, err
+	}
+	if from != nil && to != nil && !from.Before(*to) {
+		return nil, nil, usagef("--until (%s) is not after --since (%s): the window holds nothing",
+			to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
+	}
+	return from, to, nil
+}
+
 func parseTime(flag, s string, now time.Time) (*time.Time, error) {
 	if s == "" {
 		return nil, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
+	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
 		t = t.UTC()
 		return &t, nil
 	}
@@ -192,10 +211,7 @@ func (f *analyzeFlags) prepare(def *window) (*analysis, error) {
 		return nil, err
 	}
 	a := &analysis{rules: rs, set: set, now: time.Now()}
-	if a.since, err = parseTime("since", f.since, a.now); err != nil {
-		return nil, err
-	}
-	if a.until, err = parseTime("until", f.until, a.now); err != nil {
+	if a.since, a.until, err = parseWindow(f.since, f.until, a.now); err != nil {
 		return nil, err
 	}
 	if def != nil && f.since == "" && f.until == "" {

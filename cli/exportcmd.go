@@ -93,10 +93,7 @@ func checkExport(fs *pflag.FlagSet, out *outputFlag, tables []string, sinceFlag,
 		return nil, nil, nil, usagef("--out is required: a directory for -o %s, a file for -o xlsx", out.format)
 	}
 	now := time.Now()
-	if since, err = parseTime("since", sinceFlag, now); err != nil {
-		return nil, nil, nil, err
-	}
-	if until, err = parseTime("until", untilFlag, now); err != nil {
+	if since, until, err = parseWindow(sinceFlag, untilFlag, now); err != nil {
 		return nil, nil, nil, err
 	}
 	for _, name := range tables {
@@ -223,11 +220,7 @@ func exportDataset(ctx context.Context, e *env, fs *pflag.FlagSet, c *commonFlag
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	now := time.Now()
-	since, err := parseTime("since", sinceFlag, now)
-	if err != nil {
-		return err
-	}
-	until, err := parseTime("until", untilFlag, now)
+	since, until, err := parseWindow(sinceFlag, untilFlag, now)
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,7 @@ func runTimeline(ctx context.Context, e *env, args []string) error {
 	}
 	ns, name := parts[1], parts[2]
 	now := time.Now()
-	from, err := parseTime("since", *since, now)
-	if err != nil {
-		return err
-	}
-	to, err := parseTime("until", *until, now)
+	from, to, err := parseWindow(*since, *until, now)
 	if err != nil {
 		return err
 	}
