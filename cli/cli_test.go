@@ -522,6 +522,10 @@ func TestExitCodeTable(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.log")
 	os.WriteFile(garbage, []byte("not an event\nnor this\n"), 0o600)
+	// its last line has no newline: just written, it is held for the next load, and the one
+	// line read is rejected
+	garbageGrowing := filepath.Join(dir, "garbage-growing.log")
+	os.WriteFile(garbageGrowing, []byte(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"x"`+"\n"+`{"kind":"Event"`), 0o600)
 	notEvidence := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notEvidence, []byte("just some notes\n"), 0o600)
 	bad := "../ingest/testdata/mixed.bad.log"
@@ -534,6 +538,7 @@ func TestExitCodeTable(t *testing.T) {
 		{[]string{"ingest", "--db", db(), bad}, ExitOK},
 		{[]string{"ingest", "--db", db(), "--strict", bad}, ExitRejects},
 		{[]string{"ingest", "--db", db(), "--kind", "audit", garbage}, ExitAllRejected},
+		{[]string{"ingest", "--db", db(), garbageGrowing}, ExitAllRejected},
 		{[]string{"ingest", "--db", db(), realAuditLog, notEvidence}, ExitPartial},
 		{[]string{"run", "--summary", "none", "--strict", bad}, ExitRejects},
 		{[]string{"run", "--summary", "none", "--fail-on", "warning", realAuditLog}, ExitFindings},

@@ -304,6 +304,7 @@ func holdBackTail(f *load.File, rejects []load.Rejected, tail int64) []load.Reje
 		f.EndOffset, f.EndLine = tail, rejects[i].Line-1
 	}
 	f.AddNote(fmt.Sprintf("line %d has no end yet (still being written?): it is left for the next load", rejects[i].Line))
+	f.Lines-- // read by the next load: a file whose other lines were all rejected is still one (exit code 6)
 	return slices.Delete(rejects, i, i+1)
 }
 
