@@ -150,7 +150,7 @@ func writeTable(w io.Writer, rep *Report, wide bool) error {
 		return strings.TrimRight(b.String(), " ")
 	}
 	if rep.NumFindings() == 0 {
-		fmt.Fprintln(w, "No findings.")
+		fmt.Fprintln(w, rep.noFindings())
 	} else {
 		titles := make([]string, len(cols))
 		for i, c := range cols {
@@ -349,4 +349,17 @@ func FindingsTable(rep *Report) *tabular.Table {
 				f.Count, f.Summary, evidence})
 		})
 	}}
+}
+
+// noFindings says that the report has no findings, and when rules failed that they may have had
+// some: "No findings." alone would read as a clean bill when every rule failed.
+func (rep *Report) noFindings() string {
+	switch failed := len(rep.Failed()); {
+	case failed == 0:
+		return "No findings."
+	case failed == len(rep.Outcomes):
+		return "No findings: every rule failed (see below)."
+	default:
+		return fmt.Sprintf("No findings from the rules that ran; %d of %d rules failed (see below).", failed, len(rep.Outcomes))
+	}
 }

@@ -65,7 +65,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 
 	p("\n## Findings\n\n")
 	if rep.NumFindings() == 0 {
-		p("No findings.\n")
+		p("%s\n", rep.noFindings())
 	} else {
 		p("| # | severity | rule | cluster | object | subject | first seen | last seen | count |\n|---|---|---|---|---|---|---|---|---|\n")
 		err := rep.EachFinding(func(i int, f Finding) error {

@@ -284,6 +284,9 @@ func (f *analyzeFlags) report(ctx context.Context, w io.Writer, db *store.DB, a 
 		for i, o := range failed {
 			errs[i] = o.Err
 		}
+		if len(failed) == len(rep.Outcomes) {
+			return exitError{ExitError, fmt.Errorf("every rule failed: %w", errors.Join(errs...))}
+		}
 		return exitError{ExitPartial, fmt.Errorf("%d of %d rules failed (the other rules' findings are reported): %w", len(failed), len(rep.Outcomes), errors.Join(errs...))}
 	}
 	if a.failOn != "" {

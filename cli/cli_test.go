@@ -515,6 +515,28 @@ tests:
 	if r := runCLI(t, "rules", "check", dir); r.code != ExitError || !strings.Contains(r.stderr, `err-lines.sql: Binder Error: Referenced column "no_such_column" not found`) {
 		t.Errorf("rules check of a broken query: %+v", r)
 	}
+	// A rule that fails leaves the others' findings (partial); when every rule fails, the run failed,
+	// and the report does not read as a clean bill.
+	broken := t.TempDir()
+	os.WriteFile(filepath.Join(broken, "broken.yaml"), []byte("id: broken\ntitle: t\nseverity: warning\ndescription: d\nremediation: r\n"+
+		"references: [https://example.com]\ninputs: [audit_events]\nsummary: s\n"), 0o644)
+	os.WriteFile(filepath.Join(broken, "broken.sql"), []byte("SELECT no_such_column FROM audit_events WHERE $since IS NULL OR $until IS NULL"), 0o644)
+	db := loadedDB(t)
+	for _, tt := range []struct {
+		only []string
+		code int
+		says string
+	}{
+		{[]string{"--rule", "broken"}, ExitError, "No findings: every rule failed (see below)."},
+		{[]string{"--rule", "broken", "--rule", "watch-rewind"}, ExitPartial, "No findings from the rules that ran; 1 of 2 rules failed (see below)."},
+	} {
+		for _, format := range []string{"table", "markdown"} {
+			r := runCLI(t, append([]string{"analyze", "--db", db, "--rules", broken, "-o", format}, tt.only...)...)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.says) || !strings.Contains(r.stderr, "no_such_column") {
+				t.Errorf("%v -o %s: %+v", tt.only, format, r)
+			}
+		}
+	}
 }
 
 // TestExitCodeTable: every documented exit code, and which wins when several apply.

@@ -49,7 +49,10 @@ func writeCLIDoc(ctx context.Context, w io.Writer) error {
 	for _, v := range verbs() {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", v.name, v.name, cell(v.summary))
 	}
-	b.WriteString("\nExit codes: 0 ran, 1 error, 2 bad command line, 3 findings at or above `--fail-on`.\n")
+	fmt.Fprintf(&b, "\nExit codes (`kubesift -h`; when several apply, the first listed here wins: %s):\n\n", exitCodePrecedence())
+	for _, c := range exitCodesByNumber() {
+		fmt.Fprintf(&b, "- %d: %s\n", c.code, c.doc)
+	}
 	for _, v := range verbs() {
 		described := false
 		e := &env{stdout: io.Discard, stderr: io.Discard, stdin: strings.NewReader(""),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kubesift/kubesift/ingest"
@@ -29,7 +30,7 @@ const (
 var exitCodes = []exitCodeDoc{
 	{ExitUsage, "bad command line (unknown verb, flag or flag value)"},
 	{ExitInterrupted, "interrupted (SIGINT, SIGTERM): the files loaded before are kept, the one being loaded is not (nor the small files loaded with it)"},
-	{ExitError, "failed: a database error, bad SQL"},
+	{ExitError, "failed: a database error, bad SQL, every rule failed"},
 	{ExitPartial, "partial: some inputs could not be read or some rules failed; the rest was loaded and analyzed"},
 	{ExitAllRejected, "a file had every line rejected (see ingest_errors)"},
 	{ExitRejects, "loaded with rejected lines (see ingest_errors); only with --strict"},
@@ -111,10 +112,24 @@ func loadStatus(results []ingest.FileResult, ingestErr error, strict bool) error
 
 // printExitCodes writes the table of exit codes, in numeric order.
 func printExitCodes(w io.Writer) {
-	fmt.Fprintln(w, "\nExit codes (when several apply, the first listed here wins: 2, 130, 1, 5, 6, 4, 3, 0):")
-	byCode := slices.Clone(exitCodes)
-	slices.SortFunc(byCode, func(a, b exitCodeDoc) int { return cmp.Compare(a.code, b.code) })
-	for _, c := range byCode {
+	fmt.Fprintf(w, "\nExit codes (when several apply, the first listed here wins: %s):\n", exitCodePrecedence())
+	for _, c := range exitCodesByNumber() {
 		fmt.Fprintf(w, "  %d  %s\n", c.code, c.doc)
 	}
+}
+
+// exitCodePrecedence lists the exit codes in the order in which they win when several apply:
+// exitCodes' order.
+func exitCodePrecedence() string {
+	codes := make([]string, len(exitCodes))
+	for i, c := range exitCodes {
+		codes[i] = strconv.Itoa(c.code)
+	}
+	return strings.Join(codes, ", ")
+}
+
+func exitCodesByNumber() []exitCodeDoc {
+	byCode := slices.Clone(exitCodes)
+	slices.SortFunc(byCode, func(a, b exitCodeDoc) int { return cmp.Compare(a.code, b.code) })
+	return byCode
 }
