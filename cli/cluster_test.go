@@ -115,6 +115,25 @@ func TestTwoAPIServersOfOneCluster(t *testing.T) {
 	}
 }
 
+// TestHAApiserversNamed: samples/ha-apiservers (two real apiservers behind a load balancer, a
+// rolling restart and a crash, every client healthy) loaded with each log under its apiserver's
+// name is as quiet as loaded unnamed (TestScenarioExpectations): a client followed across the
+// apiservers goes forward, and each apiserver's events keep its name.
+func TestHAApiserversNamed(t *testing.T) {
+	const sample = "../samples/ha-apiservers"
+	db := filepath.Join(t.TempDir(), "ha.duckdb")
+	ingestInto(t, db, "--apiserver", "cp1", sample+"/cp1")
+	ingestInto(t, db, "--apiserver", "cp2", sample+"/cp2")
+	ingestInto(t, db, sample+"/snapshots")
+	r := runCLI(t, "query", "--db", db, "-o", "csv", "SELECT apiserver, count(*) AS n FROM audit_events GROUP BY ALL ORDER BY 1")
+	if want := "apiserver,n\ncp1,2683\ncp2,2376\n"; r.code != ExitOK || r.stdout != want {
+		t.Fatalf("events by apiserver: %+v, want %q", r, want)
+	}
+	if keys := findingKeys(t, db, true); len(keys) > 0 {
+		t.Errorf("a healthy HA control plane, its apiservers named:\n%s", strings.Join(keys, "\n"))
+	}
+}
+
 // TestTwoClustersInOneDatabase: the same recording loaded as two clusters (audit IDs shifted,
 // as two clusters' requests never share them) gives every finding once per cluster, never
 // merged; and two lab clusters recorded at the same time, loaded together, give no finding
