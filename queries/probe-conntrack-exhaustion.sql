@@ -46,11 +46,21 @@ ent AS (
     JOIN entry_formats f ON f.cluster = coalesce(e.cluster, '') AND f.node = coalesce(e.node, '') AND f.ts IS NOT DISTINCT FROM e.captured_at AND f.format = e.format
     GROUP BY ALL
 ),
-stats_fmt AS (
-    SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, format,
-           sum("drop") AS drops, sum(insert_failed) AS insert_failed, sum(early_drop) AS early_drops,
+stats_cpu AS (
+    -- one capture time may hold several files of one format (two conntrack -S given the same --at, read a moment
+    -- apart): their rows are all kept (they differ), and counters only grow, so a CPU's counter is the largest
+    -- of them, not their sum
+    SELECT coalesce(cluster, '') AS cluster, coalesce(node, '') AS node, captured_at AS ts, format, cpu,
+           max("drop") AS "drop", max(insert_failed) AS insert_failed, max(early_drop) AS early_drop,
            max(entries) AS entries, min(source_file) AS stats_file
     FROM conntrack_stats
+    GROUP BY ALL
+),
+stats_fmt AS (
+    SELECT cluster, node, ts, format,
+           sum("drop") AS drops, sum(insert_failed) AS insert_failed, sum(early_drop) AS early_drops,
+           max(entries) AS entries, min(stats_file) AS stats_file
+    FROM stats_cpu
     GROUP BY ALL
 ),
 stats AS (
