@@ -35,12 +35,94 @@ func TestConntrackBundle(t *testing.T) {
 	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries WHERE node = 'node-a' AND captured_at = '2026-11-21T04:28:20Z'"); n != want {
 		t.Errorf("%d entries carry the bundle's node and time, want %d", n, want)
 	}
-	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_stats WHERE node = 'node-a'"); n == 0 || n != queryInt(t, db, "SELECT count(DISTINCT cpu) FROM conntrack_stats") {
-		t.Errorf("%d stats rows: conntrack -S and /proc/net/stat of one capture must give one row per CPU", n)
+	// conntrack -S and /proc/net/stat print different counters (only /proc has entries): two
+	// observations, each with a row per CPU
+	stats := queryInt(t, db, "SELECT count(*) FROM conntrack_stats WHERE node = 'node-a'")
+	if cpus := queryInt(t, db, "SELECT count(DISTINCT cpu) FROM conntrack_stats"); cpus == 0 || stats != 2*cpus ||
+		queryInt(t, db, "SELECT count(DISTINCT format) FROM conntrack_stats") != 2 {
+		t.Errorf("%d stats rows of %d CPUs: conntrack -S and /proc/net/stat of one capture must give a row per CPU each", stats, cpus)
 	}
 	ingestFiles(t, db, Options{}, filepath.Dir(bundle))
 	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_entries"); n != want {
 		t.Errorf("after loading the bundle again: %d entries, want %d", n, want)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM conntrack_stats"); n != stats {
+		t.Errorf("after loading the bundle again: %d stats rows, want %d", n, stats)
+	}
+}
+
+// TestConntrackStatsThatDifferAreKept: two conntrack -S files of one capture time whose counters
+// differ (an earlier one with no drops, a later one with cpu=0 drop=30) are two observations: the
+// rows that differ are kept, whichever name sorts first, in a bundle or as loose files given the
+// same --at, so that the 30 drops are not lost. A row that repeats another's counters is one
+// observation (cpu=1 has the same counters in both files): whichever file comes second leaves it
+// out. The same counters seen again, the same files loaded again or copies of them under other
+// names, add nothing.
+func TestConntrackStatsThatDifferAreKept(t *testing.T) {
+	real := "conntrack/testdata/real/tablefull/"
+	const at = "2026-11-21T04:25:10Z"
+	for _, c := range []struct {
+		name          string
+		before, after string // file names
+		opt           Options
+		bundle        bool
+	}{
+		{"bundle, the later file sorting last", "stats-1.txt", "stats-2.txt", Options{}, true},
+		{"bundle, the later file sorting first", "stats-2.txt", "stats-1.txt", Options{}, true},
+		{"loose files with --node and --at", "stats-1.txt", "stats-2.txt", Options{Node: "n1", At: time.Date(2026, 11, 21, 4, 25, 10, 0, time.UTC)}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := root
+			if c.bundle {
+				dir = filepath.Join(root, "n1", at)
+			}
+			copyFile(t, real+"conntrack_S_before.txt", filepath.Join(dir, c.before))
+			copyFile(t, real+"conntrack_S_after.txt", filepath.Join(dir, c.after))
+			db := openTestDB(t)
+			res := ingestFiles(t, db, c.opt, root)
+			if len(res) != 2 || res[0].Rows != 2 || res[0].Duplicates != 0 || res[1].Rows != 1 || res[1].Duplicates != 1 {
+				for _, r := range res {
+					t.Errorf("%s: %d rows loaded, %d duplicates skipped", r.Path, r.Rows, r.Duplicates)
+				}
+				t.Errorf("want 2 rows of the first file, 1 of the second (and its cpu=1 a duplicate)")
+			}
+			q := "SELECT count(*) FROM conntrack_stats WHERE node = 'n1' AND captured_at = '" + at + "'"
+			if n := queryInt(t, db, q); n != 3 {
+				t.Errorf("%d rows of the capture, want 3 (cpu=0 of each file, cpu=1 once)", n)
+			}
+			if n := queryInt(t, db, q+" AND cpu = 0 AND \"drop\" = 30 AND source_file LIKE '%/"+c.after+"'"); n != 1 {
+				t.Errorf("%d rows of %s with cpu=0 drop=30, want 1", n, c.after)
+			}
+			if n := queryInt(t, db, q+" AND cpu = 0 AND \"drop\" = 0 AND source_file LIKE '%/"+c.before+"'"); n != 1 {
+				t.Errorf("%d rows of %s with cpu=0 drop=0, want 1", n, c.before)
+			}
+			// the capture's drops: per CPU the largest counter, summed
+			if n := queryInt(t, db, "SELECT sum(d) FROM (SELECT max(\"drop\") AS d FROM conntrack_stats GROUP BY cpu)"); n != 30 {
+				t.Errorf("the capture's drops are %d, want 30", n)
+			}
+
+			for _, r := range ingestFiles(t, db, c.opt, root) {
+				if r.Skipped != "already loaded" {
+					t.Errorf("loaded again: %s: skipped %q, %d rows; want it skipped as already loaded", r.Path, r.Skipped, r.Rows)
+				}
+			}
+			copies := filepath.Join(dir, "copies")
+			copyFile(t, real+"conntrack_S_before.txt", filepath.Join(copies, "a.txt"))
+			copyFile(t, real+"conntrack_S_after.txt", filepath.Join(copies, "b.txt"))
+			opt := c.opt
+			if c.bundle {
+				opt = Options{Node: "n1", At: time.Date(2026, 11, 21, 4, 25, 10, 0, time.UTC)}
+			}
+			for _, r := range ingestFiles(t, db, opt, copies) {
+				if r.Rows != 0 || r.Duplicates != 2 {
+					t.Errorf("a copy: %s: %d rows loaded, %d duplicates skipped; want 0 and 2", r.Path, r.Rows, r.Duplicates)
+				}
+			}
+			if n := queryInt(t, db, "SELECT count(*) FROM conntrack_stats"); n != 3 {
+				t.Errorf("%d rows after loading copies of the files, want 3", n)
+			}
+		})
 	}
 }
 

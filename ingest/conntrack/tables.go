@@ -82,15 +82,20 @@ var conntrackEventsTable = store.Table{
 	), entryColumns()...),
 }
 
-var conntrackStatsTable = store.Table{
+var conntrackStatsTable = withStatsDedupeKey(store.Table{
 	Name:       "conntrack_stats",
 	Evidence:   "conntrack",
 	TimeColumn: "captured_at",
-	DedupeKey:  []string{"node", "captured_at", "cpu"},
 	Doc: "Per-CPU conntrack counters from conntrack -S or /proc/net/stat/nf_conntrack (hex, decoded). One row per CPU " +
 		"line. Counters use the conntrack -S names; /proc aliases are mapped (clashres -> clash_resolve, chainlength " +
 		"-> chaintoolong, icmp_error -> error). A counter the source does not print is NULL. Counters are cumulative " +
-		"since boot, per network namespace: compare snapshots (captured_at) to get rates. A table-full drop shows as drop.",
+		"since boot, per network namespace: compare snapshots (captured_at) to get rates. A table-full drop shows as drop. " +
+		"A row is a duplicate of an earlier one only when node, captured_at, format, cpu and every counter are the same " +
+		"(source_file and source_line aside): a file loaded again, or a copy of it, adds nothing, and a CPU line that " +
+		"repeats another file's is left out; the rows of another format or other counters are kept (conntrack -S and " +
+		"/proc/net/stat/nf_conntrack of one capture, two conntrack -S read a moment apart and given the same --at). To " +
+		"total a capture's counters, take per node, captured_at, format and cpu the largest value (counters only grow), " +
+		"sum it over the CPUs, and take the largest of the formats: never sum the rows of several files.",
 	Columns: append(conntrackLeadingColumns("counters"),
 		store.Column{Name: "format", Type: "VARCHAR", Doc: "conntrack-S or proc-stat."},
 		store.Column{Name: "cpu", Type: "BIGINT", Doc: "CPU number (cpu= of conntrack -S; row index of /proc/net/stat/nf_conntrack, which is the CPU number on machines without CPU-number holes). NULL for a total line without cpu=."},
@@ -116,6 +121,23 @@ var conntrackStatsTable = store.Table{
 		store.Column{Name: "other", Type: "MAP(VARCHAR, BIGINT)", Doc: "Counters with no column, under their printed names; NULL when none."},
 		store.Column{Name: "source_line", Type: "BIGINT", Doc: "1-based line in source_file."},
 	),
+})
+
+// withStatsDedupeKey sets the dedupe key of conntrack_stats: every column but where the row was
+// read (source_file, source_line). A counter snapshot is told from another by its values: keyed
+// by node, captured_at and cpu alone, the second of two files of one capture time (conntrack -S
+// beside /proc/net/stat/nf_conntrack, or an earlier and a later conntrack -S given the same --at)
+// lost all its rows as duplicates, and with them the drops it counted, whichever file sorted
+// first surviving. Keyed by the values, only the same counters seen again (the same file loaded
+// again, a copy of it under another path) collapse. The other column is compared whole: the
+// writer stores a map's entries in key order.
+func withStatsDedupeKey(t store.Table) store.Table {
+	for _, c := range t.Columns {
+		if c.Name != "source_file" && c.Name != "source_line" {
+			t.DedupeKey = append(t.DedupeKey, c.Name)
+		}
+	}
+	return t
 }
 
 var conntrackLimitsTable = store.Table{
@@ -190,6 +212,8 @@ var kernelEventsTable = store.Table{
 
 // The dedupe keys of the conntrack tables let the same capture read from two formats, or
 // dmesg's cumulative log, add rows once; conntrack -L leaves out zone 0, /proc prints it.
+// conntrack_stats is keyed by its counters (withStatsDedupeKey): conntrack -S and
+// /proc/net/stat/nf_conntrack print different counters, so both formats keep their rows.
 
 // tables returns the conntrack tables in documentation order
 // (entries, events, stats, limits, kernel events), each ending with load_id and cluster.
