@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -89,6 +90,8 @@ func Plain(v any) any {
 			out[fmt.Sprint(Plain(k))] = Plain(x.Values()[i])
 		}
 		return out
+	case duckdb.Interval:
+		return FormatInterval(x)
 	case *big.Int:
 		return x.String()
 	case []byte:
@@ -99,6 +102,36 @@ func Plain(v any) any {
 		return x.String()
 	}
 	return v
+}
+
+// FormatInterval writes an interval as DuckDB prints one: years, months and days in words, then
+// the time as [-]HH:MM:SS[.ffffff] ("1 month 2 days 00:00:55.169476"; "00:00:00" for none). Before,
+// query printed the Go struct ({0 0 55169476}) and JSON its fields.
+func FormatInterval(iv duckdb.Interval) string {
+	var parts []string
+	unit := func(n int64, one string) {
+		switch {
+		case n == 1 || n == -1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, one))
+		case n != 0:
+			parts = append(parts, fmt.Sprintf("%d %ss", n, one))
+		}
+	}
+	unit(int64(iv.Months/12), "year")
+	unit(int64(iv.Months%12), "month")
+	unit(int64(iv.Days), "day")
+	if iv.Micros != 0 || len(parts) == 0 {
+		sign, us := "", iv.Micros
+		if us < 0 {
+			sign, us = "-", -us
+		}
+		t := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3_600_000_000, us/60_000_000%60, us/1_000_000%60)
+		if frac := us % 1_000_000; frac != 0 {
+			t += "." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " ")
 }
 
 // FormatTime is how every text format writes a time: RFC3339 in UTC, with the fraction kept.

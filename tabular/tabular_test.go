@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -133,5 +134,27 @@ func TestMarkdownEscapesAndCaps(t *testing.T) {
 	want := "| a\\|b |\n| --- |\n| x\\|y<br>z |\n| 2 |\n\n_2 of 3 rows shown._\n"
 	if b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
+// TestIntervalText: an interval is written as DuckDB casts it to text (the wants are DuckDB
+// 1.5's), in every text format and in JSON, not as the Go struct the driver scans it into.
+func TestIntervalText(t *testing.T) {
+	for _, tt := range []struct {
+		iv   duckdb.Interval
+		want string
+	}{
+		{duckdb.Interval{Micros: 55_169_476}, "00:00:55.169476"},
+		{duckdb.Interval{Months: 1, Days: 2}, "1 month 2 days"},
+		{duckdb.Interval{Months: 14, Days: -3, Micros: -1_500_000}, "1 year 2 months -3 days -00:00:01.5"},
+		{duckdb.Interval{Micros: 26*3_600_000_000 + 1}, "26:00:00.000001"},
+		{duckdb.Interval{}, "00:00:00"},
+	} {
+		if got := Text(tt.iv); got != tt.want {
+			t.Errorf("Text(%+v) = %q, want %q", tt.iv, got, tt.want)
+		}
+		if got, err := JSONValue([]any{tt.iv}, false); err != nil || string(got) != `["`+tt.want+`"]` {
+			t.Errorf("JSONValue(%+v) = %s, %v", tt.iv, got, err)
+		}
 	}
 }
