@@ -316,6 +316,8 @@ func TestAnalyzeExitCodesAndFlags(t *testing.T) {
 		{[]string{"analyze", "--db", db, "--rule", "no-such-rule"}, ExitUsage, `unknown rule "no-such-rule"`},
 		{[]string{"analyze", "--db", db, "--set", "election-lock-churn"}, ExitUsage, "--set wants ID.PARAM=VALUE"},
 		{[]string{"analyze", "--db", db, "--set", "election-lock-churn.nope_count=1"}, ExitUsage, `has no param "nope_count"`},
+		{[]string{"analyze", "--db", db, "--set", "watch-rewind.min_rewinds_count=-5"}, ExitUsage, "min_rewinds_count is a quantity: -5 is negative"},
+		{[]string{"analyze", "--db", db, "--set", "endpoint-flapping.critical_share_percent=NaN"}, ExitUsage, "not a finite number"},
 		{[]string{"analyze", "--db", db, "--since", "yesterday"}, ExitUsage, "--since wants an RFC3339 time"},
 		{[]string{"analyze", "--db", db, "--since", "2030-01-01T00:00:00Z"}, ExitOK, "No findings."},
 		{[]string{"analyze", "--db", db, "--until", "1m"}, ExitOK, "legacy-operator-lock"},

@@ -545,13 +545,23 @@ func stripSQLComments(sql string) string {
 	return b.String()
 }
 
-// ParamValue parses a --set value for param p, by the type of its default.
+// ParamValue parses a --set value for param p, by the type of its default. A number is a quantity
+// in the unit its name ends in (UnitSuffixes): a negative one, or one that is not finite, is an
+// error rather than a threshold no finding can meet or every finding does.
 func (p Param) ParamValue(s string) (any, error) {
 	switch p.Default.(type) {
 	case int64:
-		return strconv.ParseInt(s, 10, 64)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err == nil && n < 0 {
+			return nil, fmt.Errorf("%s is a quantity: %d is negative", p.Name, n)
+		}
+		return n, err
 	case float64:
-		return strconv.ParseFloat(s, 64)
+		x, err := strconv.ParseFloat(s, 64)
+		if err == nil && (x < 0 || math.IsNaN(x) || math.IsInf(x, 0)) {
+			return nil, fmt.Errorf("%s is a quantity: %s is negative or not a finite number", p.Name, s)
+		}
+		return x, err
 	case bool:
 		return strconv.ParseBool(s)
 	default:
