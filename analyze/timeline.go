@@ -82,8 +82,11 @@ func RunTimeline(ctx context.Context, db *store.DB, resource, cluster, ns, name 
 		return nil, err
 	}
 	tl.Window = rep.Window()
+	// A finding about the object's collection (a client's watch of the namespace's endpoints) is
+	// shown beside what is known of the object, never alone: a name nothing knows stays unknown.
+	known := len(tl.Rows.Rows) > 0
 	for _, f := range rep.findings {
-		if f.Cluster == cluster && f.Namespace == ns && (f.Name == name || strings.HasPrefix(f.Name, resource)) {
+		if f.Cluster == cluster && f.Namespace == ns && (f.Name == name || known && strings.HasPrefix(f.Name, resource)) {
 			tl.Rows.Rows = append(tl.Rows.Rows, []any{f.FirstSeen, "finding", f.Rule, string(f.Severity), f.Summary, "", f.Subject})
 		}
 	}

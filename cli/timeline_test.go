@@ -57,3 +57,19 @@ func TestTimeline(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineOfAnUnknownObjectBesideACollectionFinding: a watch-rewind finding about a client's
+// watch of lab's endpoints belongs on the timeline of lab/checkout, which the log knows, and not
+// on one of a name it does not know, which is nothing known rather than that finding alone.
+func TestTimelineOfAnUnknownObjectBesideACollectionFinding(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.duckdb")
+	if r := runCLI(t, "ingest", "--quiet", "--db", db, "../samples/watch-rewind/audit.log"); r.code != ExitOK {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, "timeline", "--db", db, "-o", "csv", "endpoints/lab/checkout"); r.code != ExitOK || !strings.Contains(r.stdout, ",finding,watch-rewind,") {
+		t.Errorf("timeline of lab/checkout: %+v", r)
+	}
+	if r := runCLI(t, "timeline", "--db", db, "endpoints/lab/nothing-here"); r.code != ExitError || !strings.Contains(r.stderr, "nothing is known about endpoints/lab/nothing-here") {
+		t.Errorf("timeline of lab/nothing-here: %+v", r)
+	}
+}
