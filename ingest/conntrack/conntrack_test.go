@@ -507,3 +507,39 @@ func TestByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelLogPrefixes: dmesg -x's facility and level, and /dev/kmsg's "<4>", before the uptime;
+// a syslog time (no year) dated in the year that puts it at or before the capture, undated without
+// one.
+func TestKernelLogPrefixes(t *testing.T) {
+	data, err := os.ReadFile("testdata/fragments/kernel-log__formats.good.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured := time.Date(2027, 1, 1, 0, 5, 0, 0, time.UTC)
+	for _, at := range []time.Time{{}, captured} {
+		c := &collect{}
+		if err := (Options{CapturedAt: at}).Parse(bytes.NewReader(data), FormatKernelLog, c); err != nil || len(c.bad) > 0 || len(c.kernel) != 9 {
+			t.Fatalf("captured %v: %d events, bad %v, %v", at, len(c.kernel), c.bad, err)
+		}
+		if k := c.kernel[6]; k.UptimeS.V != 723.25 || k.At.Valid {
+			t.Errorf("dmesg -x: %+v", k)
+		}
+		if k := c.kernel[7]; k.UptimeS.V != 724.5 {
+			t.Errorf("<4>: %+v", k)
+		}
+		nov, dec := c.kernel[5], c.kernel[8]
+		if at.IsZero() {
+			if nov.At.Valid || dec.At.Valid {
+				t.Errorf("syslog times dated without a capture time: %+v, %+v", nov, dec)
+			}
+			continue
+		}
+		if want := time.Date(2026, 11, 21, 4, 25, 12, 0, time.UTC); nov.At.V != want || nov.UptimeS.V != 722.1 {
+			t.Errorf("Nov 21 captured %v: %+v, want %v", at, nov, want)
+		}
+		if want := time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC); dec.At.V != want {
+			t.Errorf("Dec 31 captured %v: %+v, want %v", at, dec, want)
+		}
+	}
+}

@@ -41,6 +41,7 @@ func (Loader) LoadRun(ctx context.Context, files []*load.File) error {
 			return nil, fmt.Errorf("reading %s: not a conntrack format kubesift knows (conntrack -L/-E/-S/-C, /proc/net/nf_conntrack, /proc/net/stat/nf_conntrack, sysctl, kernel log)", f.Src.Name)
 		}
 		node, capturedAt := f.Origin(true)
+		opt.CapturedAt = capturedAt
 		return func(r io.Reader, w *rows.Writer) ([]load.Rejected, error) {
 			sink := &rowSink{w: w, lead: []any{node, capturedAt, f.Src.Name}, loadID: f.LoadID, cluster: f.Settings.Cluster}
 			err := opt.Parse(r, format, sink)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -309,7 +310,9 @@ func conntrackSysctl(name string) (string, bool) {
 //
 // behind an optional prefix: dmesg "[  720.861746] ", dmesg -T
 // "[Sat Nov 21 04:25:10 2026] ", journalctl short-iso
-// "2026-11-21T04:25:10+0000 host kernel: " or syslog "Nov 21 04:25:10 host kernel: ".
+// "2026-11-21T04:25:10+0000 host kernel: " or syslog "Nov 21 04:25:10 host kernel: " (dated in
+// the year that puts it at or before Options.CapturedAt), each of them also after dmesg -x's
+// "kern  :warn  : " or /dev/kmsg's and dmesg -r's "<4>".
 func parseKernelLine(line []byte, o Options) (*KernelEvent, string, bool) {
 	i := bytes.Index(line, []byte("nf_conntrack: "))
 	if i < 0 {
@@ -337,11 +340,35 @@ func parseKernelLine(line []byte, o Options) (*KernelEvent, string, bool) {
 		}
 		k.Netns = sql.Null[int64]{V: int64(n), Valid: true}
 	}
-	prefix := bytes.TrimSpace(line[:i])
+	prefix := bytes.TrimSpace(stripLevel(line[:i]))
 	if err := kernelPrefix(prefix, k, o); err != "" {
 		return nil, err, true
 	}
 	return k, "", true
+}
+
+// stripLevel takes off what dmesg -x ("kern  :warn  : ") and /dev/kmsg or dmesg -r ("<4>") print
+// before a kernel line's time.
+func stripLevel(p []byte) []byte {
+	if m := levelPrefix.FindIndex(p); m != nil {
+		return p[m[1]:]
+	}
+	return p
+}
+
+var levelPrefix = regexp.MustCompile(`^\s*(?:<\d+>|[a-z]+\s*:[a-z]+\s*:)`)
+
+// inYearBefore dates a syslog time t (year 0) in the year that puts it at or before capturedAt,
+// allowing a day of clock skew; false when capturedAt is unknown.
+func inYearBefore(t, capturedAt time.Time) (time.Time, bool) {
+	if capturedAt.IsZero() {
+		return time.Time{}, false
+	}
+	at := t.AddDate(capturedAt.Year(), 0, 0)
+	if at.After(capturedAt.Add(24 * time.Hour)) {
+		at = t.AddDate(capturedAt.Year()-1, 0, 0)
+	}
+	return at, true
 }
 
 func kernelPrefix(p []byte, k *KernelEvent, o Options) string {
@@ -361,10 +388,11 @@ func kernelPrefix(p []byte, k *KernelEvent, o Options) string {
 		}
 		if err == nil {
 			k.At = sql.Null[time.Time]{V: t.UTC(), Valid: true}
-		} else if _, err2 := time.Parse(time.Stamp, ts); err2 != nil {
+		} else if t, err = time.ParseInLocation(time.Stamp, ts, o.Location); err != nil {
 			return fmt.Sprintf("unrecognised log time %q", ts)
-		}
-		// syslog without year: At stays NULL, the raw line keeps the time
+		} else if at, ok := inYearBefore(t, o.CapturedAt); ok {
+			k.At = sql.Null[time.Time]{V: at.UTC(), Valid: true}
+		} // else undated: the raw line keeps the time
 		p = bytes.TrimSpace(p[j+len(" kernel:"):])
 	}
 	if len(p) == 0 {

@@ -42,6 +42,9 @@ type Options struct {
 	// only its value is a copy of (/proc/sys/net/netfilter/nf_conntrack_max); with FormatSysctl
 	// each line is then that setting's value. SysctlFileSetting tells it from the file name.
 	Setting string
+	// CapturedAt is when the file was captured (its bundle's time, --at): a syslog time, which
+	// has no year, takes the year that puts it at or before this time. Zero leaves it undated.
+	CapturedAt time.Time
 }
 
 // ErrUnknownFormat is returned by Parse for an unsupported Format.

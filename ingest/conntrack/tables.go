@@ -194,13 +194,13 @@ var kernelEventsTable = store.Table{
 	Evidence:   "conntrack",
 	TimeColumn: "captured_at",
 	DedupeKey:  []string{"node", "raw"},
-	Doc: "Conntrack-related kernel log lines from dmesg (with '[seconds]' or dmesg -T prefix, or none), journalctl -k " +
+	Doc: "Conntrack-related kernel log lines from dmesg (with '[seconds]' or dmesg -T prefix, or none; also after dmesg -x's facility and level or /dev/kmsg's '<4>'), journalctl -k " +
 		"-o short-iso, or syslog. kind = 'table_full' for 'nf_conntrack: table full, dropping packet' (init netns) and " +
 		"'nf_conntrack: nf_conntrack: table full in netns N, dropping packet'; 'expect_table_full' for the expectation " +
 		"table. The kernel rate-limits these messages: a row is at least one dropped packet, conntrack_stats.drop has the count.",
 	Columns: append(conntrackLeadingColumns("log"),
 		store.Column{Name: "format", Type: "VARCHAR", Doc: "kernel-log."},
-		store.Column{Name: "at", Type: "TIMESTAMPTZ", Doc: "Wall clock time of the line (journalctl short-iso, dmesg -T read as UTC unless configured); NULL for plain dmesg (see uptime_s) and year-less syslog lines."},
+		store.Column{Name: "at", Type: "TIMESTAMPTZ", Doc: "Wall clock time of the line (journalctl short-iso, dmesg -T read as UTC unless configured); NULL for plain dmesg (see uptime_s); a syslog time, which has no year, is dated in the year that puts it at or before captured_at (NULL when that is unknown)."},
 		store.Column{Name: "uptime_s", Type: "DOUBLE", Doc: "Seconds since boot from a dmesg '[  720.861746]' prefix; NULL when absent."},
 		store.Column{Name: "kind", Type: "VARCHAR", Doc: "table_full or expect_table_full."},
 		store.Column{Name: "netns", Type: "BIGINT", Doc: "Network namespace inode from 'in netns N' (matches ls -l /proc/<pid>/ns/net); NULL for the init namespace message."},
