@@ -293,3 +293,21 @@ func TestNothingButDamageOrBlanks(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingPathsAreInputsInError: a path or a glob on the command line that is not there is an
+// input in error, named, beside the others, which load.
+func TestMissingPathsAreInputsInError(t *testing.T) {
+	missing, glob := filepath.Join(t.TempDir(), "not-there.log"), filepath.Join(t.TempDir(), "*.log")
+	inputs, err := ExpandPaths([]string{"testdata/audit-v1.good.log", missing, glob})
+	if err != nil || len(inputs) != 3 || inputs[0].Err != nil || inputs[1].Err == nil || inputs[2].Err == nil ||
+		!strings.Contains(inputs[1].Err.Error(), missing) || !strings.Contains(inputs[2].Err.Error(), glob+": no file matches") {
+		t.Fatalf("%+v, %v", inputs, err)
+	}
+	db := openTestDB(t)
+	if _, err := New(db, Options{}).Ingest(context.Background(), inputs); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("ingest: %v", err)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM audit_events"); n != 6 {
+		t.Errorf("%d events loaded beside the missing inputs, want 6", n)
+	}
+}

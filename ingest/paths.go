@@ -13,15 +13,15 @@ type Input struct {
 	FromWalk bool   // found by walking a directory: skipped quietly when it is not evidence
 	Root     string // the directory named on the command line that the walk found Path under
 	Skip     string // why a walked entry is not read at all (a FIFO, device or socket)
-	Err      error  // the entry could not be read (an unreadable directory); the rest is loaded
+	Err      error  // the entry could not be read (missing, an unreadable directory); the rest is loaded
 }
 
 // ExpandPaths turns the command line's inputs into a list of files: directories are walked
 // recursively (hidden entries skipped, symlinked directories followed once), globs are
-// expanded, "-" stands for stdin. A name on the command line that matches nothing is an
-// error. What a walk finds but cannot read (an unreadable directory) is an Input with Err, and
-// a walked FIFO, device or socket an Input with Skip, so the rest still loads. A FIFO named on
-// the command line is read as a stream.
+// expanded, "-" stands for stdin. A name on the command line that is not there or matches
+// nothing, and what a walk finds but cannot read (an unreadable directory), is an Input with Err,
+// and a walked FIFO, device or socket an Input with Skip, so the rest still loads. A FIFO named
+// on the command line is read as a stream.
 func ExpandPaths(paths []string) ([]Input, error) {
 	var files []Input
 	for _, p := range paths {
@@ -36,14 +36,19 @@ func ExpandPaths(paths []string) ([]Input, error) {
 				return nil, fmt.Errorf("bad glob %q: %w", p, err)
 			}
 			if len(m) == 0 {
-				return nil, fmt.Errorf("%s: no file matches", p)
+				// as a missing file: the other inputs are loaded (exit code 5, partial)
+				files = append(files, Input{Path: p, Err: fmt.Errorf("%s: no file matches", p)})
+				continue
 			}
 			matches = m
 		}
 		for _, m := range matches {
 			st, err := os.Stat(m)
 			if err != nil {
-				return nil, err
+				// named on the command line but not there (a mount that failed, a typo): named
+				// in the error, the other inputs loaded, as an unreadable file in a directory is
+				files = append(files, Input{Path: m, Err: fmt.Errorf("reading %s: %w", m, err)})
+				continue
 			}
 			if !st.IsDir() {
 				files = append(files, Input{Path: m})
