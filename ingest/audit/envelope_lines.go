@@ -146,8 +146,11 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
 			return false
 		}
-		if opt.redact && !changed {
-			event, changed = redactEvent(event, &scan)
+		// an event asGoReads rewrote (duplicate names) is redacted too: rewritten does not redact
+		if opt.redact {
+			var took bool
+			event, took = redactEvent(event, &scan)
+			changed = changed || took
 		}
 		if changed {
 			cut()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kubesift/kubesift/internal/source"
 )
 
 func TestRedactEvent(t *testing.T) {
@@ -112,4 +114,23 @@ func FuzzHasTokenParam(f *testing.F) {
 			t.Fatalf("hasTokenParam(%q) = %v, redactURI changes it: %v", uri, !changed, changed)
 		}
 	})
+}
+
+// TestRedactRewrittenLines: a line that asGoReads rewrites (duplicate names: Go keeps the last)
+// is redacted like any other line before it goes to a batch of its own.
+func TestRedactRewrittenLines(t *testing.T) {
+	for _, line := range []string{
+		`{"kind":"Event","verb":"get","verb":"create","responseStatus":{"code":401,"message":"Bearer s3cr3t.tok"}}`,
+		`{"kind":"Event","requestURI":"/api?a=1","requestURI":"/api/v1/pods?access_token=s3cr3t.tok"}`,
+	} {
+		c := &source.Chunk{Data: []byte(line + "\n"), FirstLine: 1}
+		batches, rejects, _ := chunkToBatches(c, lineOptions{maxLine: 1 << 20, redact: true})
+		if len(batches) != 1 || batches[0].rows() != 1 || len(rejects) != 0 {
+			t.Fatalf("%s: %d batches, %v rejected; want one row", line, len(batches), rejects)
+		}
+		b := batches[0]
+		if row := string(b.values[b.offsets[0]:b.offsets[1]]); strings.Contains(row, "s3cr3t") || !strings.Contains(row, redactedPrefix) {
+			t.Errorf("%s loads as %s", line, row)
+		}
+	}
 }
