@@ -75,3 +75,77 @@ func TestSecretsOutsideBodiesAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretBodiesToldByKind: a body that is itself a Secret (or a SecretList, or a list with a
+// Secret among its items) is dropped whatever the objectRef says, and so is the body of an event
+// whose objectRef names a sensitive resource in another case; bodies that only mention secrets
+// stay. --keep-secrets keeps them all.
+func TestSecretBodiesToldByKind(t *testing.T) {
+	ev := func(id, objectRef, bodies string) string {
+		if objectRef != "" {
+			objectRef = `"objectRef":` + objectRef + `,`
+		}
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":"` + id + `","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/lab/x","verb":"create","user":{"username":"admin","groups":["system:authenticated"]},"sourceIPs":["10.0.0.7"],` +
+			objectRef + `"responseStatus":{"metadata":{},"code":201},` + bodies + `,"requestReceivedTimestamp":"2026-11-21T05:31:08Z","stageTimestamp":"2026-11-21T05:31:08Z"}`
+	}
+	secret := `{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","namespace":"lab"},"data":{"k":"U1VQRVJTRUNSRVQ="},"stringData":{"x":"SUPERSECRET1"}}`
+	configMaps := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"c"},"data":{"secretName":"Secret"}}]}`
+	dropped := map[string]string{
+		"own kind, no objectRef": ev("kind", "", `"requestObject":`+secret),
+		"own kind, other objectRef": ev("kind-cm", `{"resource":"configmaps","namespace":"lab","name":"s","apiVersion":"v1"}`,
+			`"requestObject":{"kind":"secret","apiVersion":"v1","data":{"k":"SUPERSECRET2"}}`),
+		"resource Secrets": ev("resource-case", `{"resource":"Secrets","namespace":"lab","name":"s","apiVersion":"v1"}`,
+			`"requestObject":{"apiVersion":"v1","data":{"k":"SUPERSECRET3"}}`),
+		"subresource Token": ev("subresource-case", `{"resource":"ServiceAccounts","subresource":"Token","namespace":"lab","name":"s","apiVersion":"v1"}`,
+			`"responseObject":{"status":{"token":"SUPERSECRET4"}}`),
+		"SecretList": ev("secretlist", `{"resource":"pods","apiVersion":"v1"}`,
+			`"responseObject":{"kind":"SecretList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"t"},"data":{"p":"SUPERSECRET5"}}]}`),
+		"List with a Secret": ev("list", `{"resource":"configmaps","apiVersion":"v1"}`,
+			`"responseObject":{"kind":"List","apiVersion":"v1","metadata":{},"items":[{"kind":"ConfigMap","apiVersion":"v1","data":{"a":"b"}} , `+secret+`]}`),
+		"List with an escaped Secret": ev("list-escaped", "",
+			`"responseObject":{"kind":"List","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","kind":"\u0053ecret","data":{"p":"SUPERSECRET6"}}]}`),
+	}
+	kept := map[string]string{
+		"ConfigMap":                   ev("configmap", `{"resource":"configmaps","apiVersion":"v1"}`, `"requestObject":{"kind":"ConfigMap","apiVersion":"v1","data":{"secret":"Secret"}}`),
+		"list mentioning secrets":     ev("configmaps", `{"resource":"configmaps","apiVersion":"v1"}`, `"responseObject":`+configMaps),
+		"pod mounting a Secret":       ev("pod", "", `"requestObject":{"kind":"Pod","apiVersion":"v1","spec":{"volumes":[{"name":"v","secret":{"secretName":"s"}}]},"status":{"kind":"Secret"}}`),
+		"Secret owner of a ConfigMap": ev("owned", "", `"requestObject":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"ownerReferences":[{"kind":"Secret","name":"s"}]}}`),
+	}
+	var lines []string
+	for _, events := range []map[string]string{dropped, kept} {
+		for _, e := range events {
+			lines = append(lines, e)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	if res := ingestFiles(t, db, Options{}, path); res[0].Rows != int64(len(lines)) {
+		t.Fatalf("%+v, want %d events loaded", res[0], len(lines))
+	}
+	const bodies = `SELECT coalesce(request_object::VARCHAR, '') || coalesce(response_object::VARCHAR, '') FROM audit_events WHERE audit_id = ?`
+	for what, e := range dropped {
+		id := e[strings.Index(e, `"auditID":"`)+11:]
+		id = id[:strings.IndexByte(id, '"')]
+		if n := queryInt(t, db, `SELECT count(*) FROM audit_events WHERE audit_id = ? AND redacted AND request_object IS NULL AND response_object IS NULL`, id); n != 1 {
+			t.Errorf("%s: the body was loaded: %q", what, queryStrings(t, db, bodies, id))
+		}
+	}
+	for what, e := range kept {
+		id := e[strings.Index(e, `"auditID":"`)+11:]
+		id = id[:strings.IndexByte(id, '"')]
+		if n := queryInt(t, db, `SELECT count(*) FROM audit_events WHERE audit_id = ? AND NOT redacted AND has_body`, id); n != 1 {
+			t.Errorf("%s: the body was dropped", what)
+		}
+	}
+	if rows := strings.Join(queryStrings(t, db, `SELECT to_json(a)::VARCHAR FROM audit_events a`), "\n"); strings.Contains(rows, "SUPERSECRET") || strings.Contains(rows, "U1VQRVJTRUNSRVQ=") {
+		t.Error("a secret is in audit_events")
+	}
+	db = openTestDB(t)
+	ingestFiles(t, db, Options{KeepSecrets: true}, path)
+	if n := queryInt(t, db, `SELECT count(*) FROM audit_events WHERE has_body AND NOT redacted`); n != int64(len(lines)) {
+		t.Errorf("with KeepSecrets %d bodies loaded, want %d", n, len(lines))
+	}
+}

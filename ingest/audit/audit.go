@@ -198,8 +198,7 @@ func insert(ctx context.Context, run []*runFile, deriver *endpointDeriver) error
 	}
 	res, err := first.Conn.ExecContext(ctx, strings.Replace(loadQuery, "STREAM_VIEW", view, 1),
 		sql.Named("load_ids", loadIDs), sql.Named("source_files", names), sql.Named("envelopes", envelopes),
-		sql.Named("clusters", clusters), sql.Named("apiservers", apiservers), sql.Named("path_apiservers", pathAPIServers),
-		sql.Named("redact", !first.Settings.KeepSecrets))
+		sql.Named("clusters", clusters), sql.Named("apiservers", apiservers), sql.Named("path_apiservers", pathAPIServers))
 	cancel()
 	<-produced
 	for rec := range ch { // batches DuckDB did not take after a failure

@@ -11,9 +11,10 @@ import (
 )
 
 // streamSchema is what the Go side hands to DuckDB: the raw event JSON plus what Go extracts
-// cheaply (position, request URI query, a write's response resourceVersion). DuckDB's arrow scan
-// of a C stream mis-maps columns when a query projects only some of them, so the load query must
-// use every column.
+// cheaply (position, request URI query, a write's response resourceVersion, whether its bodies
+// are dropped). DuckDB's arrow scan of a C stream mis-maps columns when a query projects only
+// some of them, so the load query must use every column: drop_bodies is false for every event
+// with --keep-secrets, where a condition on a query parameter let DuckDB fold the column away.
 var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "raw", Type: arrow.BinaryTypes.StringView},
 	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
@@ -29,6 +30,7 @@ var streamSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "q_limit", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "q_continue", Type: arrow.FixedWidthTypes.Boolean},
 	{Name: "response_rv_text", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "drop_bodies", Type: arrow.FixedWidthTypes.Boolean}, // a sensitive event, when redacting
 	{Name: "list_api_version", Type: arrow.BinaryTypes.String},
 	{Name: "cluster", Type: arrow.BinaryTypes.String},
 	{Name: "apiserver", Type: arrow.BinaryTypes.String},
@@ -55,6 +57,7 @@ type batch struct {
 	limit   *array.Int64Builder
 	cont    *array.BooleanBuilder
 	respRV  *array.StringBuilder
+	drop    *array.BooleanBuilder
 	list    *array.StringBuilder
 	cluster *array.StringBuilder
 	server  *array.StringBuilder
@@ -62,6 +65,8 @@ type batch struct {
 	writes []batchWrite
 	// classes are the events' layoutClass, by row.
 	classes []uint16
+	// redact says the bodies of sensitive events (isSensitiveEvent) are dropped (drop_bodies).
+	redact bool
 }
 
 // batchWrite is an endpoints write of the batch's event row.
@@ -70,10 +75,12 @@ type batchWrite struct {
 	w   write
 }
 
-func newBatch(values []byte) *batch {
+// newBatch starts a batch of the events in values; redact says to drop sensitive events' bodies.
+func newBatch(values []byte, redact bool) *batch {
 	mem := memory.DefaultAllocator
 	return &batch{
 		values:  values,
+		redact:  redact,
 		line:    array.NewInt64Builder(mem),
 		offset:  array.NewInt64Builder(mem),
 		watch:   array.NewBooleanBuilder(mem),
@@ -87,6 +94,7 @@ func newBatch(values []byte) *batch {
 		limit:   array.NewInt64Builder(mem),
 		cont:    array.NewBooleanBuilder(mem),
 		respRV:  array.NewStringBuilder(mem),
+		drop:    array.NewBooleanBuilder(mem),
 		list:    array.NewStringBuilder(mem),
 		cluster: array.NewStringBuilder(mem),
 		server:  array.NewStringBuilder(mem),
@@ -154,6 +162,7 @@ func (b *batch) add(start, end int, o origin, scan *memberScan) {
 	appendInt64(b.limit, q.limit)
 	b.cont.Append(q.hasContinue)
 	appendString(b.respRV, responseRVText(scan))
+	b.drop.Append(b.redact && isSensitiveEvent(scan))
 	b.list.Append(o.listAPIVersion)
 	b.cluster.Append(o.cluster)
 	b.server.Append(o.apiserver)
@@ -220,7 +229,7 @@ func (b *batch) record(file int32) (arrow.RecordBatch, []uint16) {
 	}, nil, 0, 0)
 	cols := []arrow.Array{array.MakeFromData(raw)}
 	raw.Release()
-	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.list, b.cluster, b.server} {
+	for _, bl := range []array.Builder{b.line, b.offset, b.watch, b.rv, b.rvMatch, b.timeout, b.label, b.field, b.marks, b.initial, b.limit, b.cont, b.respRV, b.drop, b.list, b.cluster, b.server} {
 		cols = append(cols, bl.NewArray())
 		bl.Release()
 	}

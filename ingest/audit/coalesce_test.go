@@ -18,7 +18,7 @@ func batchOf(line int64, sizes ...int) (arrow.RecordBatch, []uint16) {
 	for i, n := range sizes {
 		values = append(values, eventText(line+int64(i), n)...)
 	}
-	b := newBatch(values)
+	b := newBatch(values, true)
 	start := 0
 	for _, n := range sizes {
 		b.add(start, start+n, origin{line: line, offset: int64(start)}, nil)

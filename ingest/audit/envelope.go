@@ -106,11 +106,14 @@ type events struct {
 	tail int64
 	// repaired counts the events whose invalid UTF-8 was replaced by U+FFFD.
 	repaired int
-	// redact says to take secrets out of the events (redactEvent).
+	// redact says to take secrets out of the events (redactEvent) and to drop the bodies of
+	// sensitive ones (batch.redact).
 	redact bool
-	cur    *batch // the batch add fills
-	reader eventReader
-	scan   memberScan // the members of the event add reads
+	// redacted says the events come redacted already: add does not redact them again.
+	redacted bool
+	cur      *batch // the batch add fills
+	reader   eventReader
+	scan     memberScan // the members of the event add reads
 }
 
 // add copies one event (compacted when it spans lines) into the batch being filled and sends the
@@ -122,7 +125,7 @@ func (e *events) add(event []byte, o origin) bool {
 		return false
 	}
 	if e.cur == nil {
-		e.cur = newBatch(nil)
+		e.cur = newBatch(nil, e.redact)
 	}
 	if !utf8.Valid(event) {
 		event = toValidUTF8(event)
@@ -135,7 +138,7 @@ func (e *events) add(event []byte, o origin) bool {
 		return true
 	}
 	scan := &e.scan
-	if e.redact {
+	if e.redact && !e.redacted {
 		var changed bool
 		if event, changed = redactEvent(event, scan); changed {
 			scan = nil // the members moved: the batch finds them again

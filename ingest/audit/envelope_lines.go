@@ -122,14 +122,14 @@ type lineOptions struct {
 func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects []load.Rejected, repaired int) {
 	buf := c.Data
 	valid := utf8.Valid(buf)
-	b := newBatch(buf)
+	b := newBatch(buf, opt.redact)
 	cut := func() {
 		if b.rows() > 0 {
 			batches = append(batches, b)
-			b = newBatch(buf)
+			b = newBatch(buf, opt.redact)
 		}
 	}
-	var rewritten events // events the redactor changed: their bytes no longer fit in place
+	rewritten := events{redact: opt.redact, redacted: true} // events changed: their bytes no longer fit in place
 	rewritten.send = func(full *batch) bool {
 		batches = append(batches, full)
 		return true
@@ -146,7 +146,8 @@ func chunkToBatches(c *source.Chunk, opt lineOptions) (batches []*batch, rejects
 			rejects = append(rejects, load.Rejected{Line: line, Offset: offset, Reason: rejectReason(event), Text: bytes.Clone(event)})
 			return false
 		}
-		// an event asGoReads rewrote (duplicate names) is redacted too: rewritten does not redact
+		// an event asGoReads rewrote (duplicate names) is redacted here too: rewritten does not
+		// redact again
 		if opt.redact {
 			var took bool
 			event, took = redactEvent(event, &scan)

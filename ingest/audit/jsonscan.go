@@ -220,6 +220,8 @@ type memberScan struct {
 	// uri is the request URI once requestURI decoded it: the redactor and the batch both read it.
 	uri    string
 	uriSet bool
+	// sensitive is isSensitiveEvent's answer once it was asked.
+	sensitive, sensitiveSet bool
 }
 
 func scanMembers(event []byte) *memberScan {

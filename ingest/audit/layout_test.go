@@ -24,7 +24,7 @@ func layoutEvent(line int64, verb, stage, resource string, size int) string {
 
 // layoutBatch builds the record of a batch of events, numbered from line, with their classes.
 func layoutBatch(line int64, events []string) (arrow.RecordBatch, []uint16) {
-	b := newBatch([]byte(strings.Join(events, "")))
+	b := newBatch([]byte(strings.Join(events, "")), true)
 	start := 0
 	for _, ev := range events {
 		b.add(start, start+len(ev), origin{line: line, offset: int64(start)}, nil)

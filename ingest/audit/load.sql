@@ -5,6 +5,8 @@
 -- reaches DuckDB as JSON that Go's encoding/json reads (asGoReads: lines Go cannot read are
 -- rejected in Go, lone surrogates rewritten), which json_transform parses without error, so it is
 -- not wrapped in try(): that wrapper cost about 40% of the transform on events with bodies.
+-- drop_bodies says the event's bodies are dropped: unless --keep-secrets, those of a sensitive
+-- event, which Go's isSensitiveEvent tells from the objectRef and from the bodies' own kinds.
 -- response_rv_text is what ResponseRV's expression (tables.go, which fills an older database's
 -- rows) reads of the event, taken by Go (responseRVText). body_fields' expression is put in by Go
 -- (BodyFields in tables.go, over the event's fields).
@@ -85,8 +87,7 @@ FROM (
         coalesce(coalesce(e.kind, CASE WHEN list_api_version <> '' THEN 'Event' END) = 'Event'
             AND starts_with(coalesce(e.apiVersion, nullif(list_api_version, '')), 'audit.k8s.io/')
             AND e.auditID IS NOT NULL AND e.stage IS NOT NULL, false) AS ok,
-        coalesce($redact AND (e.objectRef.resource IN ('secrets', 'tokenreviews', 'tokenrequests')
-            OR (e.objectRef.resource = 'serviceaccounts' AND e.objectRef.subresource = 'token')), false) AS sensitive,
+        drop_bodies AS sensitive,
         -- RFC 3339 allows a lowercase t and z, which DuckDB's timestamp parser does not: a time
         -- it cannot read is read again in upper case (coalesce evaluates that only for those rows;
         -- upper() on every time cost twice the parse). Events of pre-1.10 v1beta1 logs carry only
@@ -103,7 +104,7 @@ FROM (
                 '$.responseStatus', '$.responseStatus.code', '$.annotations'])) END AS field_types
     FROM (
         SELECT raw, line, byte_offset, q_watch, q_rv, q_rv_match, q_timeout, q_label, q_field,
-            q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, list_api_version, cluster, apiserver, file,
+            q_bookmarks, q_initial, q_limit, q_continue, response_rv_text, drop_bodies, list_api_version, cluster, apiserver, file,
             json_transform(raw, '{
                 "kind": "VARCHAR", "apiVersion": "VARCHAR", "level": "VARCHAR", "auditID": "VARCHAR",
                 "stage": "VARCHAR", "requestURI": "VARCHAR", "verb": "VARCHAR",

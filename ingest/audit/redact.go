@@ -13,7 +13,7 @@ import (
 // secrets elsewhere in an event, replacing each value by redacted(value):
 //   - the values of token parameters in the request URI's query (access_token=...);
 //   - bearer tokens in annotations and in responseStatus.message;
-//   - in events of sensitive resources (Secrets, token reviews and requests): the JSON patches
+//   - in sensitive events (isSensitiveEvent: of Secrets, token reviews and requests): the JSON patches
 //     of mutating webhooks (patch.webhook.admission.k8s.io/round_N_index_M annotations), which
 //     hold the object's data, and responseStatus.message, which can echo the values.
 
@@ -154,23 +154,79 @@ func mayNeedRedaction(scan *memberScan, sensitive bool) bool {
 	return false
 }
 
-// isSensitiveEvent says whether the event is about a resource whose bodies are dropped: the
-// same test as load.sql's.
+// isSensitiveEvent says whether the event's bodies are dropped (load.sql reads the answer from
+// the stream's sensitive column): an event about a sensitive resource (Secrets, token reviews and
+// requests) as its objectRef names it, in any case (the apiserver refuses "Secrets", but logs the
+// body it was sent), or one with a body that is itself a Secret (isSecretBody), whatever the
+// objectRef says. The answer is kept in the scan: the redactor and the batch both ask.
 func isSensitiveEvent(scan *memberScan) bool {
-	ref, ok := scan.raw(memberObjectRef)
-	if !ok {
-		return false
+	if !scan.sensitiveSet {
+		scan.sensitive, scan.sensitiveSet = sensitiveEvent(scan), true
 	}
-	resource, _ := topLevelString(ref, "resource")
-	switch resource {
-	case "secrets", "tokenreviews", "tokenrequests":
-		return true
-	case "serviceaccounts":
-		sub, _ := topLevelString(ref, "subresource")
-		return sub == "token"
+	return scan.sensitive
+}
+
+func sensitiveEvent(scan *memberScan) bool {
+	if ref, ok := scan.raw(memberObjectRef); ok {
+		resource, _ := topLevelString(ref, "resource")
+		switch strings.ToLower(resource) {
+		case "secrets", "tokenreviews", "tokenrequests":
+			return true
+		case "serviceaccounts":
+			if sub, _ := topLevelString(ref, "subresource"); strings.EqualFold(sub, "token") {
+				return true
+			}
+		}
+	}
+	for _, m := range [...]member{memberRequestObject, memberResponseObject} {
+		if body, ok := scan.raw(m); ok && isSecretBody(body) {
+			return true
+		}
 	}
 	return false
 }
+
+// isSecretBody says whether a request or response body is a Secret: its kind is Secret or
+// SecretList (in any case), or it is a list (kind List or another ...List) with an item of kind
+// Secret. The kind is a body's first member as the apiserver writes it, so most bodies are told
+// by their first bytes. The items of a list are looked at only when the list holds the string
+// "Secret" or a JSON escape (which could spell it): a search at memory speed, where walking the
+// items of every list took as long as validating them. An item's kind is matched as Kubernetes
+// writes it: a case-insensitive search would find the "secret" volumes of most pod lists.
+func isSecretBody(body []byte) bool {
+	kind, ok := topLevelString(body, "kind")
+	switch {
+	case !ok:
+		return false
+	case strings.EqualFold(kind, "Secret"), strings.EqualFold(kind, "SecretList"):
+		return true
+	case len(kind) < len("List") || !strings.EqualFold(kind[len(kind)-len("List"):], "List"):
+		return false
+	case !bytes.Contains(body, quotedSecret) && !bytes.Contains(body, unicodeEscape):
+		return false
+	}
+	items, ok := topLevelRaw(body, "items")
+	if !ok || len(items) == 0 || items[0] != '[' {
+		return false
+	}
+	for i := skipSpace(items, 1); i < len(items) && items[i] != ']'; {
+		end, ok := skipValue(items, i)
+		if !ok {
+			return false
+		}
+		if item := items[i:end]; item[0] == '{' {
+			if kind, _ := topLevelString(item, "kind"); kind == "Secret" {
+				return true
+			}
+		}
+		if i = skipSpace(items, end); i < len(items) && items[i] == ',' {
+			i = skipSpace(items, i+1)
+		}
+	}
+	return false
+}
+
+var quotedSecret = []byte(`"Secret"`)
 
 // containsBearer is a quick look for the word bearer in any case, as bearerToken matches it: an
 // HTTP authentication scheme is case-insensitive (RFC 9110, section 11.1), so a client may

@@ -26,6 +26,10 @@ func TestRedactEvent(t *testing.T) {
 		{"bearer in mixed case", `{"annotations":{"x":"Authorization: BeArEr ab.cd"},"responseStatus":{"message":"bEARER zz9"}}`, true,
 			[]string{"ab.cd", "zz9"}, []string{"BeArEr [redacted sha256:", "bEARER [redacted sha256:"}},
 		{"not an object", `["bearer x"]`, false, nil, nil},
+		{"message of an event with a Secret body", `{"objectRef":{"resource":"configmaps"},"requestObject":{"kind":"Secret","data":{"k":"czNjcjN0"}},"responseStatus":{"message":"Secret \"x\" is invalid: data[k]: s3cr3t"}}`, true,
+			[]string{"s3cr3t"}, []string{`"message":"[redacted sha256:`, `"data":{"k":"czNjcjN0"}`}},
+		{"message of Secrets in another case", `{"objectRef":{"resource":"Secrets"},"responseStatus":{"message":"s3cr3t"}}`, true,
+			[]string{"s3cr3t"}, []string{`"message":"[redacted sha256:`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +71,8 @@ func FuzzRedactEvent(f *testing.F) {
 		`{"objectRef":{"resource":"secrets"},"responseStatus":{"message":"\u0073"}}`,
 		`{"annotations":{"a":"b\u0065arer abc"},"responseStatus":{"code":200}}`,
 		`{"responseStatus":{"message":"\u0042earer x"},"requestObject":{"note":"bearer"}}`,
+		`{"requestObject":{"kind":"Secret","data":{"k":"dg=="}},"responseStatus":{"message":"v"}}`,
+		`{"objectRef":{"resource":"Secrets"},"responseObject":{"kind":"List","items":[{"kind":"Secret"}]},"annotations":{"patch.webhook.admission.k8s.io/round_0_index_0":"x"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -133,4 +139,80 @@ func TestRedactRewrittenLines(t *testing.T) {
 			t.Errorf("%s loads as %s", line, row)
 		}
 	}
+}
+
+// TestIsSensitiveEvent: an event is sensitive by its objectRef, in any case, or by the kind of
+// one of its bodies.
+func TestIsSensitiveEvent(t *testing.T) {
+	for event, want := range map[string]bool{
+		`{"objectRef":{"resource":"secrets"}}`:                                                  true,
+		`{"objectRef":{"resource":"Secrets"}}`:                                                  true,
+		`{"objectRef":{"resource":"TOKENREVIEWS"}}`:                                             true,
+		`{"objectRef":{"resource":"serviceAccounts","subresource":"Token"}}`:                    true,
+		`{"objectRef":{"resource":"serviceaccounts"}}`:                                          false,
+		`{"objectRef":{"resource":"configmaps"},"requestObject":{"kind":"ConfigMap"}}`:          false,
+		`{"requestObject":{"kind":"Secret","data":{"k":"dg=="}}}`:                               true,
+		`{"objectRef":{"resource":"configmaps"},"responseObject":{"kind":"secret"}}`:            true,
+		`{"responseObject":{"kind":"SecretList","items":[{"data":{}}]}}`:                        true,
+		`{"responseObject":{"kind":"List","items":[{"kind":"Pod"}, {"kind":"Secret"}]}}`:        true,
+		`{"responseObject":{"kind":"PodList","items":[{"kind":"Pod"},{"kind":"\u0053ecret"}]}}`: true,
+		`{"responseObject":{"items":[{"kind":"Secret"}],"kind":"List"}}`:                        true,
+		`{"responseObject":{"kind":"List","items":[{"kind":"Pod","spec":{"kind":"Secret"}}]}}`:  false,
+		`{"responseObject":{"kind":"List","items":{"kind":"Secret"}}}`:                          false,
+		`{"responseObject":{"kind":"ConfigMapList","items":[{"data":{"secret":"Secret"}}]}}`:    false,
+		`{"requestObject":{"kind":"Pod","spec":{"volumes":[{"secret":{"secretName":"s"}}]}}}`:   false,
+		`{"requestObject":[{"op":"add","path":"/data/k","value":"dg=="}]}`:                      false,
+		`{"requestObject":{"metadata":{"ownerReferences":[{"kind":"Secret"}]}}}`:                false,
+	} {
+		if got := isSensitiveEvent(scanMembers([]byte(event))); got != want {
+			t.Errorf("isSensitiveEvent(%s) = %v, want %v", event, got, want)
+		}
+	}
+}
+
+// FuzzIsSecretBody: the cheap test of a body's kinds answers as a decode of the whole body does.
+func FuzzIsSecretBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"kind":"Secret","data":{"k":"dg=="}}`,
+		`{"kind":"SecretList","items":[]}`,
+		`{"kind":"List","items":[{"kind":"ConfigMap"},{"kind":"Secret"}]}`,
+		`{"kind":"List","items":[{"kind":"\u0053ecret"}]}`,
+		`{"kind":"PodList","items":[{"spec":{"volumes":[{"secret":{"secretName":"s"}}]}}]}`,
+		`{"items":[{"kind":"Secret"}],"kind":"LIST"}`,
+		`{"kind":"List","items":[{"kind":"secret"}]}`,
+		`{"kind":"Pod","metadata":{"ownerReferences":[{"kind":"Secret"}]}}`,
+		`[{"op":"add"}]`,
+		`{"kind":"List","items":[1,"Secret",{"kind":"Secret"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		read, _, bad := asGoReads(body)
+		if bad {
+			return
+		}
+		var members map[string]json.RawMessage
+		var kind string
+		if json.Unmarshal(read, &members) != nil || json.Unmarshal(members["kind"], &kind) != nil {
+			if isSecretBody(read) {
+				t.Fatalf("isSecretBody(%q) without a kind", read)
+			}
+			return
+		}
+		kind = strings.ToLower(kind)
+		want := kind == "secret" || kind == "secretlist"
+		var items []json.RawMessage
+		if !want && strings.HasSuffix(kind, "list") && json.Unmarshal(members["items"], &items) == nil {
+			for _, raw := range items {
+				var item map[string]json.RawMessage
+				var itemKind string
+				if json.Unmarshal(raw, &item) == nil && json.Unmarshal(item["kind"], &itemKind) == nil && itemKind == "Secret" {
+					want = true
+				}
+			}
+		}
+		if got := isSecretBody(read); got != want {
+			t.Fatalf("isSecretBody(%q) = %v, a decode says %v", read, got, want)
+		}
+	})
 }

@@ -87,7 +87,7 @@ var auditEventsTable = store.Table{
 		{Name: "allow_watch_bookmarks", Type: "BOOLEAN", Doc: "allowWatchBookmarks query parameter"},
 		{Name: "list_limit", Type: "BIGINT", Doc: "limit query parameter (list page size)"},
 		{Name: "annotations", Type: "MAP(VARCHAR, VARCHAR)", Doc: "event annotations, e.g. authorization.k8s.io/decision"},
-		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests)"},
+		{Name: "redacted", Type: "BOOLEAN", Doc: "true when kubesift dropped this event's bodies at ingest (Secrets, TokenReviews, token requests: by the objectRef's resource in any case, or by a body that is itself a Secret, a SecretList or a list with a Secret item)"},
 		{Name: "audit_api_version", Type: "VARCHAR", Compression: vocabulary, Doc: "the event's own apiVersion (its EventList's for webhook items without one): audit.k8s.io/v1 or audit.k8s.io/v1beta1"},
 		{Name: "source_offset", Type: "BIGINT", Doc: "byte offset of that line in the (decompressed) file"},
 		{Name: "load_id", Type: "BIGINT", Doc: "ingest_files.load_id of the load that added this row"},
