@@ -40,8 +40,11 @@ var tokenQueryParams = []string{"access_token", "id_token", "refresh_token", "to
 // webhookPatchAnnotation prefixes the annotations of the patches mutating webhooks made.
 const webhookPatchAnnotation = "patch.webhook.admission.k8s.io/"
 
-// bearerToken matches the credential of an HTTP Authorization header value.
-var bearerToken = regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
+// bearerToken matches the credential after the word bearer: of an HTTP Authorization header
+// value ("Bearer <token>"), and of messages that name it ("bearer token <token>", "bearer token:
+// <token>", "bearer_token=<token>", "bearer: <token>"). A credential that is the word token itself
+// is the end of a message such as "invalid bearer token" and stays (redactBearer).
+var bearerToken = regexp.MustCompile(`(?i)(\bbearer(?:[\s_-]*token\b)?(?:\s*[:=]\s*|\s+))([A-Za-z0-9\-._~+/]+=*)`)
 
 // redactEvent returns the event with its secrets outside bodies replaced by markers, and
 // whether it changed anything; scan is the event's member scan. An event that is not a JSON
@@ -302,13 +305,17 @@ func isTokenParam(key string) bool {
 	return false
 }
 
-// redactBearer replaces the credential after each "Bearer".
+// redactBearer replaces the credential after each "Bearer" (bearerToken), but not the word
+// token that ends "invalid bearer token" or "bearer token, token lookup failed".
 func redactBearer(s string) string {
 	if !containsBearer([]byte(s)) {
 		return s
 	}
 	return bearerToken.ReplaceAllStringFunc(s, func(m string) string {
 		sub := bearerToken.FindStringSubmatch(m)
+		if strings.EqualFold(sub[2], "token") {
+			return m
+		}
 		return sub[1] + redacted(sub[2])
 	})
 }
