@@ -91,7 +91,8 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 		if f.Cluster != "" {
 			p(". Cluster: %s", md(f.Cluster))
 		}
-		p(". Subject: %s. Seen %d times from %s to %s.\n\n%s\n", md(f.Subject), f.Count, rfc3339(f.FirstSeen), rfc3339(f.LastSeen), f.Summary)
+		p(". Subject: %s. Seen %d times from %s to %s.\n\n%s\n", md(f.Subject), f.Count, rfc3339(f.FirstSeen), rfc3339(f.LastSeen),
+			tabular.MarkdownText(f.Summary))
 		if rem := strings.TrimSpace(r.Remediation); rem != "" {
 			p("\n### What to do\n\n%s\n", rem)
 		}

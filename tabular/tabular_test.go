@@ -158,3 +158,22 @@ func TestIntervalText(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCellEscapesHTML: text in a cell cannot open an HTML element or end the row, and
+// ordinary text is written as it is.
+func TestMarkdownCellEscapesHTML(t *testing.T) {
+	for in, want := range map[string]string{
+		`<img src=x onerror=alert(1)></script><script>alert(2)</script>`: `&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;`,
+		"a & b &amp; c":                                    "a &amp; b &amp;amp; c",
+		"one\rtwo\r\nthree\nfour | five":                   "one<br>two<br>three<br>four \\| five",
+		`kubectl/v1.33.1 (linux/amd64) kubernetes/8adc0f0`: `kubectl/v1.33.1 (linux/amd64) kubernetes/8adc0f0`,
+		`C:\path`: `C:\\path`,
+	} {
+		if got := MarkdownCell(in); got != want {
+			t.Errorf("MarkdownCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, want := MarkdownText("a <b> & c | d"), "a &lt;b&gt; &amp; c | d"; got != want {
+		t.Errorf("MarkdownText = %q, want %q", got, want)
+	}
+}

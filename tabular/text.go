@@ -56,14 +56,19 @@ func DefuseFormula(s string) string {
 	return "'" + s
 }
 
-// MarkdownCell escapes text for a Markdown table cell: pipes escaped, newlines as <br>.
-func MarkdownCell(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\r\n", "<br>")
-	s = strings.ReplaceAll(s, "\n", "<br>")
-	return s
-}
+// MarkdownCell escapes text for a Markdown table cell: pipes and backslashes escaped, newlines as
+// <br>, and <, > and & as HTML entities, so that text from the evidence (a user agent, an
+// object's name) neither ends the cell nor puts HTML in the rendered page.
+func MarkdownCell(s string) string { return markdownCell.Replace(s) }
+
+var markdownCell = strings.NewReplacer(`\`, `\\`, "|", `\|`, "&", "&amp;", "<", "&lt;", ">", "&gt;",
+	"\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+
+// MarkdownText escapes text for a Markdown paragraph: <, > and & as HTML entities, so that text
+// from the evidence cannot put HTML in the rendered page.
+func MarkdownText(s string) string { return markdownText.Replace(s) }
+
+var markdownText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // Markdown writes t as a GitHub-flavoured Markdown table. With limit > 0 it writes at most limit
 // rows and then says how many were left out; cells longer than 200 characters are cut with "…".
