@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -309,5 +310,52 @@ func TestMissingPathsAreInputsInError(t *testing.T) {
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM audit_events"); n != 6 {
 		t.Errorf("%d events loaded beside the missing inputs, want 6", n)
+	}
+}
+
+// TestEventsWithoutTimesOrIDs: an event without its times is kept with a warning that says so (the
+// rules cannot place it), unless the pre-1.10 "timestamp" stands for them; an empty auditID or
+// stage is rejected as a missing one is.
+func TestEventsWithoutTimesOrIDs(t *testing.T) {
+	good, err := os.ReadFile("testdata/audit-v1.good.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := good[:bytes.IndexByte(good, '\n')]
+	var lines []string
+	event := func(id string, change func(map[string]any)) {
+		var e map[string]any
+		if err := json.Unmarshal(first, &e); err != nil {
+			t.Fatal(err)
+		}
+		e["auditID"] = id
+		change(e)
+		b, _ := json.Marshal(e)
+		lines = append(lines, string(b))
+	}
+	event("no-stage-time", func(e map[string]any) { delete(e, "stageTimestamp") })
+	event("no-times", func(e map[string]any) { delete(e, "stageTimestamp"); delete(e, "requestReceivedTimestamp") })
+	event("legacy", func(e map[string]any) {
+		e["timestamp"] = e["stageTimestamp"]
+		delete(e, "stageTimestamp")
+		delete(e, "requestReceivedTimestamp")
+	})
+	event("", func(map[string]any) {})
+	event("empty-stage", func(e map[string]any) { e["stage"] = "" })
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeFileT(t, path, []byte(strings.Join(lines, "\n")+"\n"))
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	if res[0].Rows != 3 || res[0].Rejected != 2 || res[0].Warnings != 2 {
+		t.Errorf("%+v: want 3 rows, 2 rejected, 2 warnings", res[0])
+	}
+	got := queryStrings(t, db, "SELECT line || ': ' || reason FROM ingest_errors ORDER BY line")
+	want := []string{
+		"1: unreadable field, loaded as NULL (the event is kept): no stageTimestamp: the rules cannot place the event in time",
+		"2: unreadable field, loaded as NULL (the event is kept): no requestReceivedTimestamp; no stageTimestamp: the rules cannot place the event in time",
+		"4: audit event without auditID", "5: audit event without stage",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ingest_errors:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
