@@ -99,3 +99,32 @@ func TestContainerLogPartialsAreRejoined(t *testing.T) {
 		t.Errorf("%d events, want 6", n)
 	}
 }
+
+// TestContainerLogDanglingPartial: a partial whose final piece never comes because the runtime
+// restarted (the next line of its stream starts an audit event, P or F) is rejected at its line,
+// and the event that follows it loads instead of being joined to it.
+func TestContainerLogDanglingPartial(t *testing.T) {
+	raw := strings.Split(string(readFile(t, "testdata/audit-v1.good.log")), "\n") // as the apiserver writes events
+	evs := sampleEvents(t, "testdata/audit-v1.good.log")
+	cut, second, third := raw[0], raw[1], raw[2]
+	var b strings.Builder
+	for i, l := range []string{"stdout P " + cut[:150], "stdout F " + second, "stdout P " + cut[:120], "stdout P " + third[:90], "stdout F " + third[90:]} {
+		fmt.Fprintf(&b, "2026-11-21T05:31:%02d.000000001Z %s\n", i, l)
+	}
+	path := filepath.Join(t.TempDir(), "kube-apiserver.log")
+	writeFileT(t, path, []byte(b.String()))
+	quiet := time.Now().Add(-2 * source.QuietPeriod)
+	if err := os.Chtimes(path, quiet, quiet); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	res := ingestFiles(t, db, Options{}, path)
+	want := []string{evs[1]["auditID"].(string), evs[2]["auditID"].(string)}
+	slices.Sort(want)
+	if got := queryStrings(t, db, "SELECT audit_id FROM audit_events ORDER BY audit_id"); res[0].Rows != 2 || !slices.Equal(got, want) {
+		t.Errorf("%+v: loaded %v, want %v", res[0], got, want)
+	}
+	if got := queryInts(t, db, "SELECT line FROM ingest_errors ORDER BY line"); !slices.Equal(got, []int64{1, 3}) {
+		t.Errorf("ingest_errors lines %v, want [1 3]: the two partials cut off", got)
+	}
+}

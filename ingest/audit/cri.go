@@ -102,6 +102,14 @@ func (j *criJoiner) split(c *source.Chunk) (parts []*source.Chunk, rejects []loa
 		text := bytes.TrimSuffix(buf[pos:end], []byte{'\r'})
 		stream, partial, piece, ok := criLine(text)
 		run := j.runs[stream]
+		if ok && run != nil && startsAuditEvent(piece) {
+			// A piece that starts an audit event cannot continue a line: the runtime restarted,
+			// or the log was cut, after the run's last piece. That line ends unfinished here,
+			// and this piece starts a line of its own.
+			delete(j.runs, stream)
+			rejects = append(rejects, load.Rejected{Line: run.line, Offset: run.offset, Reason: run.unfinishedReason(), Text: run.head})
+			run = nil
+		}
 		if ok && (partial || run != nil) {
 			flush(pos)
 			segStart, segLine = next, line+1
@@ -132,6 +140,13 @@ func (j *criJoiner) split(c *source.Chunk) (parts []*source.Chunk, rejects []loa
 	flush(len(buf))
 	return parts, rejects
 }
+
+// auditEventStart is how the apiserver writes the start of an audit event to its log (on stdout
+// for a container log). A body inside an event never starts so: its apiVersion is not
+// audit.k8s.io's.
+var auditEventStart = []byte(`{"kind":"Event","apiVersion":"audit.k8s.io/`)
+
+func startsAuditEvent(piece []byte) bool { return bytes.HasPrefix(piece, auditEventStart) }
 
 func (r *criRun) reject(maxLine int) load.Rejected {
 	o := source.Oversized{Line: r.line, Offset: r.offset, Length: r.length, Head: r.head}
