@@ -30,7 +30,7 @@ type Source struct {
 	// Encoding is the text encoding the file was decoded from to UTF-8: utf-16le or utf-16be
 	// (a file that starts with their byte order mark, as PowerShell's > writes), "" for UTF-8.
 	Encoding string
-	Head     []byte    // first bytes after decompression, for format detection
+	Head     []byte    // first bytes after decompression and decoding, for format detection
 	ModTime  time.Time // last change of a file; zero for a stream
 	// Device and Inode identify a file on disk (when HasFileID) while it grows and after a rename.
 	Device, Inode int64
