@@ -14,6 +14,11 @@
 #  * the leading kube-controller-manager stopped, the other one takes the Lease, the first one back;
 #  * cp1 killed (SIGKILL) and started again 20 s later: its lease of the kubernetes Endpoints expires;
 #  * a scale-up of shop/catalog.
+# With REWINDER=1 (../ha-rewind/), also a buggy client through the load balancer: svc-cleanup-operator
+# (../record/rewinder/, client-go v0.23) resumes every second watch of shop's services and endpoints
+# from its startup resourceVersion, on whichever apiserver its connection reaches, and deletes the
+# Endpoints of every Service whose DELETED event it is sent again; a human deletes and re-creates
+# Service shop/checkout once.
 # OUTDIR gets cp1/audit.log, cp2/audit.log, snapshots/, logs/ and stats.txt. Wall time ~8 min.
 # Needs: haproxy (apt-get install -y haproxy), root (unshare --uts), the lab binaries.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,6 +32,8 @@ command -v haproxy >/dev/null || { echo "haproxy missing: apt-get install -y hap
 ensure_binaries; ensure_pki
 [ -x $BIN/healthyclient ] || (cd "$HERE/healthyclient" && go build -trimpath -o $BIN/healthyclient .)
 [ -x $BIN/trickyclient ] && [ $BIN/trickyclient -nt "$HERE/trickyclient/main.go" ] || (cd "$HERE/trickyclient" && go build -trimpath -o $BIN/trickyclient .)
+REWINDER=${REWINDER:-0}
+[ "$REWINDER" = 0 ] || [ -x $BIN/rewinder ] || (cd "$HERE/rewinder" && GOFLAGS=-mod=mod go build -trimpath -o $BIN/rewinder .)
 export READY_PERIOD=10 LIVE_PERIOD=10
 
 declare -A CP_IP=([cp1]=127.0.0.1 [cp2]=127.0.0.2) CP_ADV=([cp1]=192.0.2.101 [cp2]=192.0.2.102)
@@ -192,6 +199,38 @@ start_bg client-le-a $BIN/healthyclient -mode leader -kubeconfig "$KC_FC" -names
 sleep 1
 start_bg client-le-b $BIN/healthyclient -mode leader -kubeconfig "$KC_FC" -namespace shop -name frontend-controller -id frontend-controller-6b7d9-q8m2z -for ${DUR}s -user-agent "frontend-controller/v3.0.1 (linux/amd64) client-go/v0.33.13 leader-election"
 log "clients: endpoint-exporter reflectors, ingress-controller informers, watch loop, kubectl -w, Lease election x2"
+if [ "$REWINDER" = 1 ]; then
+  $KA apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: svc-cleanup-operator, namespace: shop}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: svc-cleanup-operator, namespace: shop}
+rules:
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: [""]
+  resources: ["endpoints"]
+  verbs: ["get", "list", "watch", "delete"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: svc-cleanup-operator, namespace: shop}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: svc-cleanup-operator}
+subjects: [{kind: ServiceAccount, name: svc-cleanup-operator, namespace: shop}]
+YAML
+  KC_OP=$(sa_kubeconfig shop svc-cleanup-operator)
+  mksvc shop checkout checkout
+  for n in 1 2; do mkpod shop checkout-$n checkout; set_pod shop checkout-$n True 192.0.2.3$n; done
+  start_bg client-rewinder $BIN/rewinder -kubeconfig "$KC_OP" -namespace shop -for 300s -watch-timeout 4 -rewind-every 2
+  sleep 3
+  log "human: kubectl delete service shop/checkout, re-create it 2 s later"
+  $KA -n shop delete service checkout >/dev/null; sleep 2; mksvc shop checkout checkout
+  log "svc-cleanup-operator (rewinder) through the load balancer for 300 s, across the restarts"
+fi
 sleep 25
 
 log "rolling update shop/frontend v1 -> v2"
