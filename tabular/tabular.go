@@ -105,8 +105,8 @@ func Plain(v any) any {
 }
 
 // FormatInterval writes an interval as DuckDB prints one: years, months and days in words, then
-// the time as [-]HH:MM:SS[.ffffff] ("1 month 2 days 00:00:55.169476"; "00:00:00" for none). Before,
-// query printed the Go struct ({0 0 55169476}) and JSON its fields.
+// the time as [-]HH:MM:SS[.ffffff] ("1 month 2 days 00:00:55.169476"; "00:00:00" for none), not as
+// the Go struct the driver scans it into.
 func FormatInterval(iv duckdb.Interval) string {
 	var parts []string
 	unit := func(n int64, one string) {
