@@ -16,15 +16,24 @@ import (
 // Damage is a stretch of a compressed file that could not be decompressed. Reading goes on
 // after it: at the next gzip member, or nowhere for the other formats.
 type Damage struct {
-	Format   string // gzip, bzip2, zstd or xz
-	From, To int64  // the compressed bytes skipped, [From, To); To is the file's size when nothing followed
-	Offset   int64  // where the damage is in the decompressed stream
-	Line     int64  // the decompressed line the damage falls in (1-based)
+	Format string // gzip, bzip2, zstd or xz
+	// From is where the damaged stretch starts in the compressed bytes: the start of the damaged
+	// member for gzip (what the member held before the damage was read all the same), where the
+	// decoder stood for the others. To is where reading went on, the file's size when nothing
+	// followed (End).
+	From, To int64
+	End      bool  // nothing after the damage could be read
+	Offset   int64 // where the damage is in the decompressed stream
+	Line     int64 // the decompressed line the damage falls in (1-based): the lines before it were read
 	Err      error
 }
 
 func (d Damage) Error() string {
-	return fmt.Sprintf("corrupt %s at byte %d: %v (compressed bytes %d to %d skipped)", d.Format, d.From, d.Err, d.From, d.To)
+	after := fmt.Sprintf("reading went on at byte %d", d.To)
+	if d.End {
+		after = "nothing after it could be read"
+	}
+	return fmt.Sprintf("corrupt %s at byte %d: %v (the lines before line %d were read; %s)", d.Format, d.From, d.Err, d.Line, after)
 }
 
 // compressions are the formats Open undoes, known by their magic bytes.
@@ -169,7 +178,7 @@ func (c *decompressor) end() {
 		}
 		c.in.Discard(c.in.Buffered())
 	}
-	c.damage[len(c.damage)-1].To = c.pos()
+	c.damage[len(c.damage)-1].To, c.damage[len(c.damage)-1].End = c.pos(), true
 	c.done = true
 }
 

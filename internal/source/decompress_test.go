@@ -124,8 +124,13 @@ func TestGzipTruncatedLastMember(t *testing.T) {
 		t.Fatalf("output:\n%.300s", out)
 	}
 	dmg := src.Damage()
-	if len(dmg) != 1 || dmg[0].From != int64(len(m1)) || dmg[0].To != int64(len(data)) || !strings.Contains(dmg[0].Error(), "unexpected EOF") {
+	if len(dmg) != 1 || dmg[0].From != int64(len(m1)) || dmg[0].To != int64(len(data)) || !dmg[0].End || !strings.Contains(dmg[0].Error(), "unexpected EOF") {
 		t.Fatalf("damage = %+v, want [%d, %d) unexpected EOF", dmg, len(m1), len(data))
+	}
+	// the message says what was read of the cut member, not that all of it was skipped
+	read := int64(strings.Count(out, "\n"))
+	if want := fmt.Sprintf("(the lines before line %d were read; nothing after it could be read)", read); dmg[0].Line != read || !strings.HasSuffix(dmg[0].Error(), want) {
+		t.Errorf("damage %q at line %d, want %q: %d lines were read", dmg[0].Error(), dmg[0].Line, want, read-1)
 	}
 	if src.MayGrow() {
 		t.Error("a compressed file is never growing")
