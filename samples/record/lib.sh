@@ -104,19 +104,25 @@ start_etcd() {
   for _ in $(seq 1 100); do ETCDCTL_API=3 $LAB/etcd-root/usr/bin/etcdctl --endpoints http://127.0.0.1:$ETCD_PORT endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
   log "etcd up (pid $(cat $RUN/etcd.pid))"
 }
+# LAB_APISERVER_FLAGS are what every lab kube-apiserver takes: certificates, authentication, service
+# accounts, the Service range and the audit policy. A recording adds its etcd, where it listens and
+# what it advertises, its endpoint reconciler, its audit log and its cert dir.
+LAB_APISERVER_FLAGS=(
+  --tls-cert-file=$PKI/apiserver.crt --tls-private-key-file=$PKI/apiserver.key --client-ca-file=$PKI/ca.crt
+  --requestheader-client-ca-file=$PKI/ca.crt --requestheader-allowed-names=front-proxy-client
+  --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra-
+  --token-auth-file=$CONF/tokens.csv --authorization-mode=RBAC
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local
+  --service-account-key-file=$PKI/sa.pub --service-account-signing-key-file=$PKI/sa.key
+  --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true
+  --audit-policy-file=$CONF/audit-policy.yaml --audit-log-format=json
+)
 start_apiserver() { # [log-suffix]
   local n=apiserver${1:-}
   # shellcheck disable=SC2086
-  "$BIN/kube-apiserver" \
+  "$BIN/kube-apiserver" "${LAB_APISERVER_FLAGS[@]}" \
     --etcd-servers=http://127.0.0.1:$ETCD_PORT --bind-address=127.0.0.1 --secure-port=$API_PORT --advertise-address=127.0.0.1 \
-    --tls-cert-file=$PKI/apiserver.crt --tls-private-key-file=$PKI/apiserver.key --client-ca-file=$PKI/ca.crt \
-    --requestheader-client-ca-file=$PKI/ca.crt --requestheader-allowed-names=front-proxy-client \
-    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra- \
-    --token-auth-file=$CONF/tokens.csv --authorization-mode=RBAC \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file=$PKI/sa.pub --service-account-signing-key-file=$PKI/sa.key \
-    --service-cluster-ip-range=10.96.0.0/16 --endpoint-reconciler-type=none --allow-privileged=true \
-    --audit-log-path=$RUN/audit.log --audit-policy-file=$CONF/audit-policy.yaml --audit-log-format=json \
+    --endpoint-reconciler-type=none --audit-log-path=$RUN/audit.log \
     --cert-dir=$RUN/apiserver-certs $APISERVER_EXTRA >"$RUN/$n.log" 2>&1 &
   echo $! > $RUN/apiserver.pid
   for _ in $(seq 1 120); do $KA get --raw /readyz >/dev/null 2>&1 && break; sleep 0.25; done

@@ -56,18 +56,10 @@ start_cp() { # cp [log-suffix] : kube-apiserver under its own hostname, audit lo
   local cp=$1
   mkdir -p "$RUN/$cp"
   # shellcheck disable=SC2016
-  unshare --uts sh -c 'hostname "$0"; exec "$@"' "$cp" "$BIN/kube-apiserver" \
+  unshare --uts sh -c 'hostname "$0"; exec "$@"' "$cp" "$BIN/kube-apiserver" "${LAB_APISERVER_FLAGS[@]}" \
     --etcd-servers=http://127.0.0.1:$ETCD_PORT --bind-address=${CP_IP[$cp]} --secure-port=$APISERVER_PORT \
     --advertise-address=${CP_ADV[$cp]} --endpoint-reconciler-type=lease --goaway-chance=0.02 \
-    --shutdown-delay-duration=3s \
-    --tls-cert-file=$PKI/apiserver.crt --tls-private-key-file=$PKI/apiserver.key --client-ca-file=$PKI/ca.crt \
-    --requestheader-client-ca-file=$PKI/ca.crt --requestheader-allowed-names=front-proxy-client \
-    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group --requestheader-extra-headers-prefix=X-Remote-Extra- \
-    --token-auth-file=$CONF/tokens.csv --authorization-mode=RBAC \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file=$PKI/sa.pub --service-account-signing-key-file=$PKI/sa.key \
-    --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
-    --audit-log-path=$RUN/$cp/audit.log --audit-policy-file=$CONF/audit-policy.yaml --audit-log-format=json \
+    --shutdown-delay-duration=3s --audit-log-path=$RUN/$cp/audit.log \
     --cert-dir=$RUN/$cp/certs >"$RUN/apiserver-$cp${2:-}.log" 2>&1 &
   echo $! > "$RUN/apiserver-$cp.pid"
   for _ in $(seq 1 160); do ready "$cp" && break; sleep 0.25; done
